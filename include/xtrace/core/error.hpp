@@ -1,0 +1,35 @@
+#ifndef XTRACE_CORE_ERROR_HPP
+#define XTRACE_CORE_ERROR_HPP
+
+#include <stdexcept>
+#include <string>
+
+namespace xtrace {
+
+/// Base of every exception xtrace throws.
+class error : public std::runtime_error {
+public:
+    using std::runtime_error::runtime_error;
+};
+
+/// Shapes that do not fit an operation (broadcast, reshape, matmul, ...): names the op and shapes.
+class shape_error : public error {
+public:
+    using error::error;
+};
+
+/// A call that does not match an input signature or a concrete function's specs.
+class signature_error : public error {
+public:
+    using error::error;
+};
+
+/// Misuse detected while tracing a function.
+class tracing_error : public error {
+public:
+    using error::error;
+};
+
+} // namespace xtrace
+
+#endif

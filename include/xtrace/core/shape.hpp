@@ -1,0 +1,74 @@
+#ifndef XTRACE_CORE_SHAPE_HPP
+#define XTRACE_CORE_SHAPE_HPP
+
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+namespace xtrace {
+
+/// One dimension; `unknown_dim` (-1) where a signature leaves it open.
+using dim_t = std::int64_t;
+/// A shape as known at trace time (dims may be unknown) or at run time (all known).
+using shape_t = std::vector<dim_t>;
+
+/// The value of a dimension that is not known at trace time.
+inline constexpr dim_t unknown_dim = -1;
+
+/// "[2,?,3]": a shape as printed in messages and signatures.
+inline std::string shape_string(std::span<const dim_t> s) {
+    std::string out = "[";
+    for (std::size_t i = 0; i < s.size(); ++i) {
+        if (i)
+            out += ',';
+        out += s[i] < 0 ? std::string("?") : std::to_string(s[i]);
+    }
+    return out + "]";
+}
+
+/// Number of elements, or -1 if a dim is unknown.
+inline dim_t num_elements(std::span<const dim_t> s) noexcept {
+    dim_t n = 1;
+    for (dim_t d : s) {
+        if (d < 0)
+            return unknown_dim;
+        n *= d;
+    }
+    return n;
+}
+
+/// True when every dim is known.
+inline bool is_fully_known(std::span<const dim_t> s) noexcept {
+    for (dim_t d : s)
+        if (d < 0)
+            return false;
+    return true;
+}
+
+/// NumPy broadcasting of two shapes; nullopt when they are incompatible. Unknown dims broadcast
+/// optimistically (an unknown against n > 1 gives n; the run-time binding checks the guess).
+inline std::optional<shape_t> broadcast_shapes(std::span<const dim_t> a, std::span<const dim_t> b) {
+    const std::size_t rank = a.size() > b.size() ? a.size() : b.size();
+    shape_t out(rank);
+    for (std::size_t i = 0; i < rank; ++i) {
+        const dim_t da = i < rank - a.size() ? 1 : a[i - (rank - a.size())];
+        const dim_t db = i < rank - b.size() ? 1 : b[i - (rank - b.size())];
+        if (da == db || db == 1)
+            out[i] = da;
+        else if (da == 1)
+            out[i] = db;
+        else if (da < 0)
+            out[i] = db;
+        else if (db < 0)
+            out[i] = da;
+        else
+            return std::nullopt;
+    }
+    return out;
+}
+
+} // namespace xtrace
+
+#endif

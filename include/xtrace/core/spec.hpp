@@ -1,0 +1,38 @@
+#ifndef XTRACE_CORE_SPEC_HPP
+#define XTRACE_CORE_SPEC_HPP
+
+#include "dtype.hpp"
+#include "shape.hpp"
+
+#include <string>
+#include <utility>
+
+namespace xtrace {
+
+/// What a tensor argument must look like: a dtype and dims, -1 for a dim left open.
+struct tensor_spec {
+    xtrace::dtype type = dtype::float32; ///< element type
+    shape_t dims;                        ///< -1 where any size fits
+
+    /// "float32[?,3]".
+    std::string to_string() const { return std::string(dtype_name(type)) + shape_string(dims); }
+
+    friend bool operator==(const tensor_spec&, const tensor_spec&) = default;
+};
+
+/// A tensor_spec that also carries its element type in its C++ type, so that a concrete
+/// function can be traced from it at compile time; converts to tensor_spec.
+template <class T>
+struct typed_spec : tensor_spec {
+    using value_type = T; ///< element type
+};
+
+/// A tensor_spec for element type T: `xtrace::spec<float>({-1, 3})`.
+template <supported_element T>
+typed_spec<T> spec(shape_t dims = {}) {
+    return typed_spec<T>{tensor_spec{dtype_of_v<T>, std::move(dims)}};
+}
+
+} // namespace xtrace
+
+#endif

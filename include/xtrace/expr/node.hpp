@@ -1,0 +1,133 @@
+#ifndef XTRACE_EXPR_NODE_HPP
+#define XTRACE_EXPR_NODE_HPP
+
+// Symbolic tensors. The type of an expression is its graph (`node<op::mul, arg<0, float>,
+// constant<float>>`); the object carries where that node sits in the trace being recorded.
+
+#include "../core/dtype.hpp"
+#include "../trace/builder.hpp"
+#include "op.hpp"
+
+#include <array>
+#include <cstdint>
+#include <string>
+#include <tuple>
+#include <memory>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+namespace xtrace {
+
+/// Base of every symbolic tensor whose elements are T; what a traced lambda's parameters are.
+template <class T>
+class symbolic {
+public:
+    using value_type = T; ///< element type
+
+    symbolic(std::shared_ptr<trace::builder> b, graph::node_id id) : b_(std::move(b)), id_(id) {}
+
+    /// Shape as known at trace time: -1 where the signature leaves a dim unknown.
+    std::vector<std::int64_t> shape() const { return node().shape; }
+    /// Number of dims.
+    std::size_t rank() const { return node().shape.size(); }
+    /// Element type.
+    xtrace::dtype dtype() const noexcept { return dtype_of_v<T>; }
+
+    /// Symbolic tensors have no value while tracing, so they cannot steer C++ control flow.
+    template <class Dummy = void>
+    explicit operator bool() const {
+        static_assert(detail::dependent_false<Dummy>,
+                      "xtrace: a symbolic tensor cannot be used as a C++ bool (if, while, ?:, "
+                      "&&, ||); use xtrace::where(c, a, b) or xtrace::cond(pred, then_fn, "
+                      "else_fn), and & | ! for logic");
+        return false;
+    }
+
+    /// The trace this tensor belongs to.
+    const std::shared_ptr<trace::builder>& builder() const noexcept { return b_; }
+    /// Its node in that trace.
+    graph::node_id id() const noexcept { return id_; }
+
+private:
+    const graph::node& node() const {
+        b_->check_open("shape");
+        return b_->at(id_);
+    }
+
+    std::shared_ptr<trace::builder> b_;
+    graph::node_id id_;
+};
+
+/// The `I`-th argument of a traced function, a tensor of T.
+template <std::size_t I, class T>
+struct arg : symbolic<T> {
+    using symbolic<T>::symbolic;
+};
+
+/// A scalar constant of dtype T (what `x * 2.0` makes of 2.0).
+template <class T>
+struct constant : symbolic<T> {
+    using symbolic<T>::symbolic;
+};
+
+namespace detail {
+template <class Op, class... Children>
+struct node_value {
+    using operands = std::tuple<typename Children::value_type...>;
+    // where(c, a, b) has its branches' dtype; every other op its first operand's.
+    static constexpr std::size_t typed = Op::kind == op_kind::where ? 1 : 0;
+    using type = std::conditional_t<info(Op::kind).result == op_result::boolean, bool,
+                                    std::tuple_element_t<typed, operands>>;
+};
+template <class T, class Child>
+struct node_value<op::cast<T>, Child> {
+    using type = T;
+};
+} // namespace detail
+
+/// An operation `Op` applied to symbolic operands `Children...`.
+template <class Op, class... Children>
+struct node : symbolic<typename detail::node_value<Op, Children...>::type> {
+    using op_type = Op; ///< the op tag
+    using symbolic<typename detail::node_value<Op, Children...>::type>::symbolic;
+};
+
+/// True for symbolic tensors (arg, constant, node).
+template <class X>
+concept symbolic_tensor = requires { typename std::remove_cvref_t<X>::value_type; } &&
+                          std::is_base_of_v<symbolic<typename std::remove_cvref_t<X>::value_type>,
+                                            std::remove_cvref_t<X>>;
+
+namespace expr {
+
+/// Records `Op(children...)` in the children's trace and returns its typed handle.
+template <class Op, class... Children>
+node<Op, Children...> make_node(const Children&... children) {
+    using result = node<Op, Children...>;
+    const auto& b = std::get<0>(std::forward_as_tuple(children...)).builder();
+    if (((children.builder() != b) || ...))
+        throw tracing_error("xtrace::" + std::string(Op::name) +
+                            ": operands come from different traces; a symbolic tensor was "
+                            "captured from another traced function");
+    const std::array<graph::node_id, sizeof...(Children)> ids{children.id()...};
+    const auto id = b->add_elementwise(Op::kind, dtype_of_v<typename result::value_type>, ids);
+    return result(b, id);
+}
+
+/// A constant of dtype T in the trace of `like`.
+template <class T, class U>
+constant<T> make_constant(const symbolic<U>& like, T value) {
+    like.builder()->check_open("constant");
+    graph::node_id id;
+    if constexpr (std::is_floating_point_v<T>)
+        id = like.builder()->add_constant(dtype_of_v<T>, value, 0);
+    else
+        id = like.builder()->add_constant(dtype_of_v<T>, 0.0, static_cast<std::int64_t>(value));
+    return constant<T>(like.builder(), id);
+}
+
+} // namespace expr
+} // namespace xtrace
+
+#endif

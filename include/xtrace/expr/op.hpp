@@ -1,0 +1,139 @@
+#ifndef XTRACE_EXPR_OP_HPP
+#define XTRACE_EXPR_OP_HPP
+
+// Every operation xtrace knows, declared once: the runtime kind (graph IR), the compile-time tag
+// (expression types) and the facts both sides share (name, arity, accepted dtypes, result dtype).
+
+#include "../core/dtype.hpp"
+
+#include <concepts>
+#include <cstdint>
+#include <string_view>
+
+namespace xtrace {
+
+/// Which element types an op accepts.
+enum class op_domain : std::uint8_t {
+    any,      ///< every dtype
+    numeric,  ///< float32, float64, int32, int64
+    floating, ///< float32, float64
+    logical   ///< bool
+};
+
+/// How an op's result dtype follows from its operands.
+enum class op_result : std::uint8_t {
+    same,    ///< the operands' dtype (for where: the branches')
+    boolean, ///< bool (comparisons)
+    target   ///< a dtype carried by the node (cast)
+};
+
+// X(name, arity, domain, result) for the elementwise ops but cast (a template tag, below).
+#define XTRACE_ELEMENTWISE_OPS(X)                                                                  \
+    X(neg, 1, numeric, same)                                                                       \
+    X(abs, 1, numeric, same)                                                                       \
+    X(square, 1, numeric, same)                                                                    \
+    X(relu, 1, numeric, same)                                                                      \
+    X(floor, 1, numeric, same)                                                                     \
+    X(ceil, 1, numeric, same)                                                                      \
+    X(round, 1, numeric, same)                                                                     \
+    X(exp, 1, floating, same)                                                                      \
+    X(log, 1, floating, same)                                                                      \
+    X(sqrt, 1, floating, same)                                                                     \
+    X(rsqrt, 1, floating, same)                                                                    \
+    X(sin, 1, floating, same)                                                                      \
+    X(cos, 1, floating, same)                                                                      \
+    X(tanh, 1, floating, same)                                                                     \
+    X(sigmoid, 1, floating, same)                                                                  \
+    X(logical_not, 1, logical, same)                                                               \
+    X(add, 2, numeric, same)                                                                       \
+    X(sub, 2, numeric, same)                                                                       \
+    X(mul, 2, numeric, same)                                                                       \
+    X(div, 2, numeric, same)                                                                       \
+    X(pow, 2, numeric, same)                                                                       \
+    X(minimum, 2, numeric, same)                                                                   \
+    X(maximum, 2, numeric, same)                                                                   \
+    X(less, 2, numeric, boolean)                                                                   \
+    X(less_equal, 2, numeric, boolean)                                                             \
+    X(greater, 2, numeric, boolean)                                                                \
+    X(greater_equal, 2, numeric, boolean)                                                          \
+    X(equal, 2, any, boolean)                                                                      \
+    X(not_equal, 2, any, boolean)                                                                  \
+    X(logical_and, 2, logical, same)                                                               \
+    X(logical_or, 2, logical, same)                                                                \
+    X(logical_xor, 2, logical, same)                                                               \
+    X(where, 3, any, same)                                                                         \
+    X(clip, 3, numeric, same)
+
+/// The kind of a graph node.
+enum class op_kind : std::uint8_t {
+    arg,      ///< a tensor argument of the traced function
+    constant, ///< a scalar constant (weakly typed scalars become these)
+    cast,     ///< elementwise conversion to the node's dtype
+#define XTRACE_X(name, arity, domain, result) name,
+    XTRACE_ELEMENTWISE_OPS(XTRACE_X)
+#undef XTRACE_X
+};
+
+/// Facts about one op kind.
+struct op_info {
+    std::string_view name; ///< as printed in graphs and messages
+    int arity;             ///< operand count
+    op_domain domain;      ///< accepted operand dtypes
+    op_result result;      ///< result dtype rule
+    bool elementwise;      ///< fusable into an elementwise region
+};
+
+/// The facts of op kind k.
+constexpr op_info info(op_kind k) noexcept {
+    switch (k) {
+    case op_kind::arg: return {"arg", 0, op_domain::any, op_result::same, false};
+    case op_kind::constant: return {"constant", 0, op_domain::any, op_result::same, false};
+    case op_kind::cast: return {"cast", 1, op_domain::any, op_result::target, true};
+#define XTRACE_X(name, arity, domain, result)                                                      \
+    case op_kind::name: return {#name, arity, op_domain::domain, op_result::result, true};
+        XTRACE_ELEMENTWISE_OPS(XTRACE_X)
+#undef XTRACE_X
+    }
+    return {"?", 0, op_domain::any, op_result::same, false};
+}
+
+/// True when an op of domain d accepts operands of dtype t.
+constexpr bool accepts(op_domain d, dtype t) noexcept {
+    switch (d) {
+    case op_domain::any: return true;
+    case op_domain::numeric: return t != dtype::boolean;
+    case op_domain::floating: return is_floating(t);
+    case op_domain::logical: return t == dtype::boolean;
+    }
+    return false;
+}
+
+/// Compile-time op tags: the first parameter of `node<Op, ...>`, one per op.
+namespace op {
+#define XTRACE_X(name_, arity_, domain_, result_)                                                  \
+    struct name_ {                                                                                 \
+        static constexpr op_kind kind = op_kind::name_;                                            \
+        static constexpr std::string_view name = #name_;                                           \
+    };
+XTRACE_ELEMENTWISE_OPS(XTRACE_X)
+#undef XTRACE_X
+
+/// Conversion to element type T; `op::cast<>` stands for every cast in inspection queries.
+template <class T = void>
+struct cast {
+    static constexpr op_kind kind = op_kind::cast;
+    static constexpr std::string_view name = "cast";
+    using target = T;
+};
+} // namespace op
+
+/// True for the op tags declared in xtrace::op.
+template <class Op>
+concept op_tag = requires {
+    { Op::kind } -> std::convertible_to<op_kind>;
+    { Op::name } -> std::convertible_to<std::string_view>;
+};
+
+} // namespace xtrace
+
+#endif

@@ -1,0 +1,114 @@
+#ifndef XTRACE_FUNCTION_ARGUMENTS_HPP
+#define XTRACE_FUNCTION_ARGUMENTS_HPP
+
+// A call's arguments: tensors (any xtensor expression) become symbolic or eager tensors for the
+// lambda and strided inputs for the interpreter; everything else is static and passed through.
+
+#include "../core/error.hpp"
+#include "../core/spec.hpp"
+#include "../eager/tensor.hpp"
+#include "../expr/node.hpp"
+#include "../interp/execute.hpp"
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+namespace xtrace::detail {
+
+/// An argument that is a tensor: any xtensor expression.
+template <class A>
+concept tensor_argument = xt::is_xexpression<std::remove_cvref_t<A>>::value;
+
+/// Element type of a tensor argument.
+template <class A>
+using tensor_element_t = std::remove_cv_t<typename std::remove_cvref_t<A>::value_type>;
+
+/// A tensor argument whose memory the interpreter can read in place.
+template <class A>
+concept in_place_tensor = tensor_argument<A> && requires(const std::remove_cvref_t<A>& a) {
+    a.strides();
+    a.data_offset();
+    { a.data() } -> std::convertible_to<const tensor_element_t<A>*>;
+};
+
+template <class A>
+constexpr void check_argument() {
+    if constexpr (tensor_argument<A>)
+        static_assert(is_supported_dtype_v<tensor_element_t<A>>,
+                      "xtrace: unsupported tensor element type; tensors must hold float, double, "
+                      "std::int32_t, std::int64_t or bool");
+}
+
+/// What a call keeps of an argument while it runs: containers by reference, other xtensor
+/// expressions evaluated once, static values by reference.
+template <class A>
+auto hold(const A& a) {
+    if constexpr (!tensor_argument<A> || in_place_tensor<A>)
+        return std::cref(a);
+    else
+        return xt::xarray<tensor_element_t<A>>(a);
+}
+
+template <class H>
+const auto& unwrap(const H& h) {
+    if constexpr (requires { h.get(); })
+        return h.get();
+    else
+        return h;
+}
+
+/// Appends a tensor's signature (dtype, rank, dims) to `key` and fills its strided view.
+template <class X>
+void describe(const X& x, std::size_t position, std::vector<std::int64_t>& key,
+              interp::strided_input& in) {
+    const std::size_t rank = x.dimension();
+    if (rank > XTRACE_MAX_RANK)
+        throw signature_error("xtrace: arg " + std::to_string(position) + " has rank " +
+                              std::to_string(rank) + "; the most xtrace supports is " +
+                              std::to_string(XTRACE_MAX_RANK));
+    key.push_back(static_cast<std::int64_t>(dtype_of_v<tensor_element_t<X>>));
+    key.push_back(static_cast<std::int64_t>(rank));
+    for (std::size_t d = 0; d < rank; ++d) {
+        key.push_back(static_cast<std::int64_t>(x.shape()[d]));
+        in.strides[d] = static_cast<std::int64_t>(x.strides()[d]);
+    }
+    in.data = x.data() + x.data_offset();
+}
+
+/// Key entry that marks a static argument (its value is compared separately).
+inline constexpr std::int64_t static_marker = -2;
+
+template <std::size_t I, class A, bool Tensor = tensor_argument<A>>
+struct params {
+    using symbolic = const std::remove_cvref_t<A>&;
+    using eager = const std::remove_cvref_t<A>&;
+};
+template <std::size_t I, class A>
+struct params<I, A, true> {
+    using symbolic = arg<I, tensor_element_t<A>>;
+    using eager = eager_tensor<tensor_element_t<A>>;
+};
+
+/// The parameter the lambda sees for argument I of type A while tracing.
+template <std::size_t I, class A>
+using symbolic_param_t = typename params<I, A>::symbolic;
+
+/// The parameter the lambda sees for an argument of type A when running eagerly.
+template <class A>
+using eager_param_t = typename params<0, A>::eager;
+
+/// Argument I for the eager lambda.
+template <class A>
+decltype(auto) eager_param(const A& a) {
+    if constexpr (tensor_argument<A>)
+        return eager_tensor<tensor_element_t<A>>(xt::xarray<tensor_element_t<A>>(a));
+    else
+        return (a);
+}
+
+} // namespace xtrace::detail
+
+#endif

@@ -1,0 +1,427 @@
+#ifndef XTRACE_FUNCTION_CACHE_HPP
+#define XTRACE_FUNCTION_CACHE_HPP
+
+// The signature cache of one traced function: traces (graphs with the signature they were traced
+// for) and bindings (an exact call signature tied to a trace and its plan for those shapes).
+// Calls look bindings up under a shared lock; misses are serialised, so each signature is traced
+// once however many threads miss at the same time, and the cache only changes after a trace and
+// its plan succeed.
+
+#include "../graph/graph.hpp"
+#include "../graph/text.hpp"
+#include "../plan/plan.hpp"
+#include "options.hpp"
+#include "signature.hpp"
+
+#include <atomic>
+#include <chrono>
+#include <functional>
+#include <iostream>
+#include <memory>
+#include <mutex>
+#include <shared_mutex>
+#include <span>
+#include <string>
+#include <typeinfo>
+#include <unordered_map>
+#include <vector>
+
+namespace xtrace {
+
+/// Counters of one traced function.
+struct function_stats {
+    std::uint64_t calls = 0;                ///< calls through the traced path
+    std::uint64_t cache_hits = 0;           ///< calls that found a trace
+    std::uint64_t traces = 0;               ///< traces performed
+    std::uint64_t evictions = 0;            ///< traces dropped by max_cache_size
+    std::chrono::nanoseconds tracing_time{}; ///< spent running lambdas symbolically and planning
+    std::chrono::nanoseconds running_time{}; ///< spent executing graphs
+};
+
+namespace detail {
+
+/// A static argument of the current call, compared in place (no copy on the hit path).
+struct static_ref {
+    const void* value;
+    const std::type_info* type;
+    std::size_t hash;
+    bool (*equals)(const static_value&, const void*);
+};
+
+/// One trace: the graph and the signature it serves (dims may be unknown).
+struct trace_entry {
+    signature sig;                     ///< what calls it serves
+    graph::graph g;                    ///< the traced graph
+    std::vector<tensor_spec> outputs;  ///< output dtypes and trace-time shapes
+    std::atomic<std::uint64_t> last_used{0};
+    std::size_t bindings = 0;          ///< bindings that point here (under the cache lock)
+
+    /// "(x0: float32[?,3], x1: float32[3]) -> float32[?,3]".
+    std::string pretty() const {
+        std::string out = signature_text(sig) + " -> ";
+        if (outputs.size() != 1)
+            out += '(';
+        for (std::size_t i = 0; i < outputs.size(); ++i)
+            out += (i ? ", " : "") + outputs[i].to_string();
+        return outputs.size() != 1 ? out + ')' : out;
+    }
+};
+
+/// An exact call signature bound to a trace and its plan for those shapes.
+struct binding {
+    std::vector<std::int64_t> key;           ///< dtype, rank and dims per tensor argument
+    std::vector<static_value> statics;       ///< static argument values, in order
+    std::size_t hash = 0;
+    std::shared_ptr<trace_entry> trace;
+    std::shared_ptr<const plan::plan> plan;
+    std::atomic<std::uint64_t> last_used{0};
+};
+
+inline std::size_t hash_key(std::span<const std::int64_t> key,
+                            std::span<const static_ref> statics) noexcept {
+    std::size_t h = 1469598103934665603ull;
+    for (auto v : key)
+        h = (h ^ static_cast<std::size_t>(v)) * 1099511628211ull;
+    for (const auto& s : statics)
+        h = (h ^ s.hash) * 1099511628211ull;
+    return h;
+}
+
+/// The trace and plan a call runs.
+struct resolved {
+    std::shared_ptr<trace_entry> trace;
+    std::shared_ptr<const plan::plan> plan;
+};
+
+/// Traces the lambda for a signature; supplied by the typed traced_function.
+using tracer = std::function<std::shared_ptr<trace_entry>(const signature&)>;
+
+class trace_cache {
+public:
+    explicit trace_cache(options o) : opts_(std::move(o)) {}
+
+    const options& opts() const noexcept { return opts_; }
+
+    /// The binding for this exact call, if cached (the hit path).
+    bool find(std::span<const std::int64_t> key, std::span<const static_ref> statics,
+              resolved& out) {
+        const std::uint64_t now = calls_.fetch_add(1, std::memory_order_relaxed) + 1;
+        std::shared_lock lock(mutex_);
+        binding* b = last_hit_.load(std::memory_order_acquire);
+        if (!(b && matches(*b, key, statics))) {
+            b = lookup(key, statics);
+            if (!b)
+                return false;
+            last_hit_.store(b, std::memory_order_release);
+        }
+        b->last_used.store(now, std::memory_order_relaxed);
+        b->trace->last_used.store(now, std::memory_order_relaxed);
+        out.trace = b->trace;
+        out.plan = b->plan;
+        hits_.fetch_add(1, std::memory_order_relaxed);
+        return true;
+    }
+
+    /// The miss path: finds or traces a graph for `call`, binds it, caches both.
+    resolved miss(const signature& call, std::span<const std::int64_t> key,
+                  std::span<const static_ref> statics, const std::vector<static_value>& values,
+                  const tracer& trace) {
+        std::lock_guard serial(trace_mutex_);
+        {
+            std::shared_lock lock(mutex_);
+            if (binding* b = lookup(key, statics)) {
+                hits_.fetch_add(1, std::memory_order_relaxed);
+                return {b->trace, b->plan};
+            }
+        }
+        check_input_signature(call);
+        const auto start = std::chrono::steady_clock::now();
+        std::shared_ptr<trace_entry> entry = fitting_trace(call);
+        std::string reason;
+        const bool traced = !entry;
+        if (traced) {
+            const signature target = trace_signature(call);
+            reason = retrace_reason(target);
+            entry = trace(target);
+        } else {
+            hits_.fetch_add(1, std::memory_order_relaxed);
+        }
+        auto shapes = arg_shapes(call);
+        auto plan = std::make_shared<const plan::plan>(plan::build(entry->g, shapes));
+        auto b = std::make_shared<binding>();
+        b->key.assign(key.begin(), key.end());
+        b->statics = values;
+        b->hash = hash_key(key, statics);
+        b->trace = entry;
+        b->plan = plan;
+        const std::uint64_t now = calls_.load(std::memory_order_relaxed);
+        b->last_used = now;
+        entry->last_used = now;
+        {
+            std::unique_lock lock(mutex_);
+            if (traced) {
+                traces_.push_back(entry);
+                ++tracing_count_;
+                if (tracing_count_ > 1)
+                    reasons_.push_back(reason);
+            }
+            insert(std::move(b));
+            evict();
+        }
+        const auto spent = std::chrono::steady_clock::now() - start;
+        tracing_ns_.fetch_add(
+            std::chrono::duration_cast<std::chrono::nanoseconds>(spent).count(),
+            std::memory_order_relaxed);
+        if (traced)
+            note_trace(now, reason);
+        return {entry, plan};
+    }
+
+    /// Adds time spent executing a graph.
+    void add_running_time(std::chrono::nanoseconds t) noexcept {
+        running_ns_.fetch_add(t.count(), std::memory_order_relaxed);
+    }
+
+    std::size_t tracing_count() const {
+        std::shared_lock lock(mutex_);
+        return tracing_count_;
+    }
+    std::size_t size() const {
+        std::shared_lock lock(mutex_);
+        return traces_.size();
+    }
+    void clear() {
+        std::lock_guard serial(trace_mutex_);
+        std::unique_lock lock(mutex_);
+        last_hit_.store(nullptr);
+        bindings_.clear();
+        traces_.clear();
+    }
+    function_stats stats() const {
+        std::shared_lock lock(mutex_);
+        function_stats s;
+        s.calls = calls_.load(std::memory_order_relaxed);
+        s.cache_hits = hits_.load(std::memory_order_relaxed);
+        s.traces = tracing_count_;
+        s.evictions = evictions_;
+        s.tracing_time = std::chrono::nanoseconds(tracing_ns_.load(std::memory_order_relaxed));
+        s.running_time = std::chrono::nanoseconds(running_ns_.load(std::memory_order_relaxed));
+        return s;
+    }
+    std::vector<std::string> retrace_reasons() const {
+        std::shared_lock lock(mutex_);
+        return reasons_;
+    }
+    std::vector<std::string> pretty_printed_signatures() const {
+        std::shared_lock lock(mutex_);
+        std::vector<std::string> out;
+        for (const auto& t : traces_)
+            out.push_back(t->pretty());
+        return out;
+    }
+    /// The cached traces, oldest first.
+    std::vector<std::shared_ptr<trace_entry>> traces() const {
+        std::shared_lock lock(mutex_);
+        return traces_;
+    }
+
+private:
+    // A relaxed trace keeps at most this many concrete-shape plans.
+    static constexpr std::size_t max_bindings_per_trace = 8;
+
+    static bool matches(const binding& b, std::span<const std::int64_t> key,
+                        std::span<const static_ref> statics) {
+        if (b.key.size() != key.size() || b.statics.size() != statics.size())
+            return false;
+        if (!std::equal(key.begin(), key.end(), b.key.begin()))
+            return false;
+        for (std::size_t i = 0; i < statics.size(); ++i)
+            if (!statics[i].equals(b.statics[i], statics[i].value))
+                return false;
+        return true;
+    }
+
+    binding* lookup(std::span<const std::int64_t> key, std::span<const static_ref> statics) const {
+        auto [lo, hi] = bindings_.equal_range(hash_key(key, statics));
+        for (auto it = lo; it != hi; ++it)
+            if (matches(*it->second, key, statics))
+                return it->second.get();
+        return nullptr;
+    }
+
+    static std::vector<shape_t> arg_shapes(const signature& call) {
+        std::vector<shape_t> out;
+        for (const auto& a : call)
+            if (a.tensor)
+                out.push_back(a.tensor->dims);
+        return out;
+    }
+
+    void check_input_signature(const signature& call) const {
+        if (!opts_.input_signature)
+            return;
+        const auto& specs = *opts_.input_signature;
+        std::size_t t = 0;
+        const std::string who = opts_.name.empty() ? "xtrace::function" : opts_.name;
+        for (std::size_t i = 0; i < call.size(); ++i) {
+            if (!call[i].tensor)
+                continue;
+            if (t >= specs.size())
+                throw signature_error(who + ": arg " + std::to_string(i) +
+                                      " is a tensor beyond input_signature's " +
+                                      std::to_string(specs.size()) + " specs");
+            const tensor_spec& want = specs[t++];
+            const tensor_spec& got = *call[i].tensor;
+            const std::string head = who + ": arg " + std::to_string(i) + " ";
+            if (want.type != got.type)
+                throw signature_error(head + "has dtype " + std::string(dtype_name(got.type)) +
+                                      ", input_signature expects " + want.to_string());
+            if (want.dims.size() != got.dims.size())
+                throw signature_error(head + "has rank " + std::to_string(got.dims.size()) +
+                                      " (shape " + got.to_string() + "), input_signature expects " +
+                                      want.to_string());
+            for (std::size_t d = 0; d < want.dims.size(); ++d)
+                if (want.dims[d] >= 0 && want.dims[d] != got.dims[d])
+                    throw signature_error(head + "dim " + std::to_string(d) + " is " +
+                                          std::to_string(got.dims[d]) + ", input_signature expects " +
+                                          std::to_string(want.dims[d]) + " (" + want.to_string() +
+                                          ", got " + got.to_string() + ")");
+        }
+        if (t != specs.size())
+            throw signature_error(who + ": the call has " + std::to_string(t) +
+                                  " tensor arguments, input_signature has " +
+                                  std::to_string(specs.size()));
+    }
+
+    std::shared_ptr<trace_entry> fitting_trace(const signature& call) const {
+        std::shared_lock lock(mutex_);
+        for (auto it = traces_.rbegin(); it != traces_.rend(); ++it)
+            if (fits((*it)->sig, call))
+                return *it;
+        return nullptr;
+    }
+
+    // The signature to trace for a call no trace fits.
+    signature trace_signature(const signature& call) const {
+        if (opts_.input_signature) {
+            signature s = call;
+            std::size_t t = 0;
+            for (auto& a : s)
+                if (a.tensor)
+                    a.tensor = (*opts_.input_signature)[t++];
+            return s;
+        }
+        if (opts_.reduce_retracing) {
+            std::shared_lock lock(mutex_);
+            for (auto it = traces_.rbegin(); it != traces_.rend(); ++it)
+                if (auto r = relax((*it)->sig, call))
+                    return *r;
+        }
+        return call;
+    }
+
+    // Why tracing `target` now: its differences from the nearest cached trace.
+    std::string retrace_reason(const signature& target) const {
+        std::shared_lock lock(mutex_);
+        if (tracing_count_ == 0)
+            return "first trace";
+        if (traces_.empty())
+            return "no cached trace (the cache was cleared or evicted)";
+        std::vector<std::string> best;
+        bool found = false;
+        for (const auto& t : traces_) {
+            auto d = differences(t->sig, target);
+            if (!found || d.size() < best.size()) {
+                best = std::move(d);
+                found = true;
+            }
+        }
+        std::string out;
+        for (const auto& s : best)
+            out += (out.empty() ? "" : "; ") + s;
+        return out.empty() ? "same signature as an evicted trace" : out;
+    }
+
+    void insert(std::shared_ptr<binding> b) {
+        trace_entry& t = *b->trace;
+        if (++t.bindings > max_bindings_per_trace) {
+            auto oldest = bindings_.end();
+            for (auto it = bindings_.begin(); it != bindings_.end(); ++it)
+                if (it->second->trace.get() == &t &&
+                    (oldest == bindings_.end() ||
+                     it->second->last_used < oldest->second->last_used))
+                    oldest = it;
+            if (oldest != bindings_.end()) {
+                if (last_hit_.load() == oldest->second.get())
+                    last_hit_.store(nullptr);
+                bindings_.erase(oldest);
+                --t.bindings;
+            }
+        }
+        const std::size_t h = b->hash;
+        bindings_.emplace(h, std::move(b));
+    }
+
+    void evict() {
+        if (opts_.max_cache_size == 0)
+            return;
+        while (traces_.size() > opts_.max_cache_size) {
+            auto victim = std::min_element(traces_.begin(), traces_.end(), [](auto& a, auto& b) {
+                return a->last_used.load() < b->last_used.load();
+            });
+            const trace_entry* gone = victim->get();
+            last_hit_.store(nullptr);
+            std::erase_if(bindings_, [&](const auto& kv) { return kv.second->trace.get() == gone; });
+            traces_.erase(victim);
+            ++evictions_;
+        }
+    }
+
+    // The retracing warning: 5 of the last 10 calls traced, said at most twice per function.
+    void note_trace(std::uint64_t call, const std::string& reason) {
+        std::lock_guard lock(warn_mutex_);
+        recent_[recent_count_++ % recent_.size()] = call;
+        recent_reasons_.push_back(reason);
+        if (recent_reasons_.size() > recent_.size())
+            recent_reasons_.erase(recent_reasons_.begin());
+        if (recent_count_ < recent_.size() || warnings_ >= 2)
+            return;
+        const std::uint64_t oldest = recent_[recent_count_ % recent_.size()];
+        if (call - oldest >= 10)
+            return;
+        ++warnings_;
+        std::string msg = "xtrace: " + (opts_.name.empty() ? std::string("a traced function")
+                                                            : "function '" + opts_.name + "'") +
+                          " traced 5 times in its last 10 calls (reasons:";
+        for (const auto& r : recent_reasons_)
+            msg += " [" + r + "]";
+        msg += "). Tracing is expensive; pass tensors of stable shapes, or use "
+               "xtrace::options{.reduce_retracing = true} or an input_signature with -1 dims.";
+        if (opts_.on_warning)
+            opts_.on_warning(msg);
+        else
+            std::cerr << msg << '\n';
+    }
+
+    options opts_;
+    mutable std::shared_mutex mutex_; // traces_, bindings_, reasons_, tracing_count_
+    std::mutex trace_mutex_;          // one miss at a time
+    std::vector<std::shared_ptr<trace_entry>> traces_;
+    std::unordered_multimap<std::size_t, std::shared_ptr<binding>> bindings_;
+    std::atomic<binding*> last_hit_{nullptr};
+    std::vector<std::string> reasons_;
+    std::size_t tracing_count_ = 0;
+    std::uint64_t evictions_ = 0;
+    std::atomic<std::uint64_t> calls_{0}, hits_{0};
+    std::atomic<std::int64_t> tracing_ns_{0}, running_ns_{0};
+    std::mutex warn_mutex_;
+    std::array<std::uint64_t, 5> recent_{};
+    std::size_t recent_count_ = 0;
+    std::vector<std::string> recent_reasons_;
+    int warnings_ = 0;
+};
+
+} // namespace detail
+} // namespace xtrace
+
+#endif

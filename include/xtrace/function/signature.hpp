@@ -1,0 +1,121 @@
+#ifndef XTRACE_FUNCTION_SIGNATURE_HPP
+#define XTRACE_FUNCTION_SIGNATURE_HPP
+
+// Signatures of calls and traces: per argument a tensor spec or a static value. What fits what,
+// how two signatures relax into one, and how they differ (the retrace reasons).
+
+#include "../core/spec.hpp"
+#include "static_value.hpp"
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace xtrace::detail {
+
+/// One argument of a signature.
+struct arg_signature {
+    std::optional<tensor_spec> tensor; ///< set for tensor arguments
+    std::optional<static_value> value; ///< set for static arguments
+
+    friend bool operator==(const arg_signature&, const arg_signature&) = default;
+};
+
+/// A call's or a trace's signature.
+using signature = std::vector<arg_signature>;
+
+/// True when a call with signature `call` (all dims known) may run trace `trace`.
+inline bool fits(const signature& trace, const signature& call) {
+    if (trace.size() != call.size())
+        return false;
+    for (std::size_t i = 0; i < trace.size(); ++i) {
+        const auto &t = trace[i], &c = call[i];
+        if (t.tensor.has_value() != c.tensor.has_value())
+            return false;
+        if (!t.tensor) {
+            if (!(*t.value == *c.value))
+                return false;
+            continue;
+        }
+        if (t.tensor->type != c.tensor->type || t.tensor->dims.size() != c.tensor->dims.size())
+            return false;
+        for (std::size_t d = 0; d < t.tensor->dims.size(); ++d)
+            if (t.tensor->dims[d] >= 0 && t.tensor->dims[d] != c.tensor->dims[d])
+                return false;
+    }
+    return true;
+}
+
+/// The signature both a and b fit, with differing dims unknown; nullopt when dtypes, ranks or
+/// static values differ (then no relaxed trace can serve both).
+inline std::optional<signature> relax(const signature& a, const signature& b) {
+    if (a.size() != b.size())
+        return std::nullopt;
+    signature out = a;
+    for (std::size_t i = 0; i < a.size(); ++i) {
+        if (a[i].tensor.has_value() != b[i].tensor.has_value())
+            return std::nullopt;
+        if (!a[i].tensor) {
+            if (!(*a[i].value == *b[i].value))
+                return std::nullopt;
+            continue;
+        }
+        const auto &x = *a[i].tensor, &y = *b[i].tensor;
+        if (x.type != y.type || x.dims.size() != y.dims.size())
+            return std::nullopt;
+        for (std::size_t d = 0; d < x.dims.size(); ++d)
+            if (x.dims[d] != y.dims[d])
+                out[i].tensor->dims[d] = unknown_dim;
+    }
+    return out;
+}
+
+inline std::string dim_text(dim_t d) { return d < 0 ? std::string("?") : std::to_string(d); }
+
+/// What changed from `from` to `to`, one phrase per argument: "arg 0: dim 1 changed 3 -> 4".
+inline std::vector<std::string> differences(const signature& from, const signature& to) {
+    std::vector<std::string> out;
+    if (from.size() != to.size()) {
+        out.push_back("argument count changed " + std::to_string(from.size()) + " -> " +
+                      std::to_string(to.size()));
+        return out;
+    }
+    for (std::size_t i = 0; i < from.size(); ++i) {
+        const std::string arg = "arg " + std::to_string(i) + ": ";
+        const auto &f = from[i], &t = to[i];
+        if (f.tensor.has_value() != t.tensor.has_value()) {
+            out.push_back(arg + (t.tensor ? "static value became a tensor"
+                                          : "tensor became a static value"));
+        } else if (!f.tensor) {
+            if (!(*f.value == *t.value))
+                out.push_back(arg + "value changed " + f.value->text() + " -> " + t.value->text());
+        } else if (f.tensor->type != t.tensor->type) {
+            out.push_back(arg + "dtype " + std::string(dtype_name(f.tensor->type)) + " -> " +
+                          std::string(dtype_name(t.tensor->type)));
+        } else if (f.tensor->dims.size() != t.tensor->dims.size()) {
+            out.push_back(arg + "rank changed " + std::to_string(f.tensor->dims.size()) + " -> " +
+                          std::to_string(t.tensor->dims.size()));
+        } else {
+            for (std::size_t d = 0; d < f.tensor->dims.size(); ++d)
+                if (f.tensor->dims[d] != t.tensor->dims[d])
+                    out.push_back(arg + "dim " + std::to_string(d) + " changed " +
+                                  dim_text(f.tensor->dims[d]) + " -> " +
+                                  dim_text(t.tensor->dims[d]));
+        }
+    }
+    return out;
+}
+
+/// "(x0: float32[?,3], x1: float32[3], x2: 2)".
+inline std::string signature_text(const signature& s) {
+    std::string out = "(";
+    for (std::size_t i = 0; i < s.size(); ++i) {
+        out += (i ? ", x" : "x") + std::to_string(i) + ": ";
+        out += s[i].tensor ? s[i].tensor->to_string() : s[i].value->text();
+    }
+    return out + ")";
+}
+
+} // namespace xtrace::detail
+
+#endif

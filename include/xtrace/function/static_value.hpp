@@ -1,0 +1,90 @@
+#ifndef XTRACE_FUNCTION_STATIC_VALUE_HPP
+#define XTRACE_FUNCTION_STATIC_VALUE_HPP
+
+// A non-tensor argument's value, kept in the cache key: it is passed to the lambda unchanged
+// while tracing, so a different value means a different graph (Python values in tf.function).
+
+#include <concepts>
+#include <cstddef>
+#include <functional>
+#include <memory>
+#include <sstream>
+#include <string>
+#include <type_traits>
+#include <typeinfo>
+
+namespace xtrace::detail {
+
+template <class T>
+concept streamable = requires(std::ostream& os, const T& v) { os << v; };
+
+template <class T>
+concept std_hashable = requires(const T& v) {
+    { std::hash<T>{}(v) } -> std::convertible_to<std::size_t>;
+};
+
+/// Hash of a static argument's value (0 for types std::hash does not know: == still decides).
+template <class T>
+std::size_t static_hash(const T& v) {
+    if constexpr (std_hashable<T>)
+        return std::hash<T>{}(v);
+    else
+        return 0;
+}
+
+/// A static argument's value, type-erased.
+class static_value {
+public:
+    template <class T>
+    static static_value make(const T& v) {
+        static_assert(std::equality_comparable<T>,
+                      "xtrace: a non-tensor argument is part of the cache key and must be "
+                      "comparable with ==; pass a tensor, or a value type with operator==");
+        static_value s;
+        s.value_ = std::make_shared<const T>(v);
+        s.type_ = &typeid(T);
+        s.equals_ = [](const void* a, const void* b) {
+            return *static_cast<const T*>(a) == *static_cast<const T*>(b);
+        };
+        s.text_ = [](const void* p) -> std::string {
+            const T& x = *static_cast<const T*>(p);
+            if constexpr (std::is_same_v<T, bool>)
+                return x ? "true" : "false";
+            else if constexpr (std::is_enum_v<T> && !streamable<T>)
+                return std::to_string(static_cast<std::underlying_type_t<T>>(x));
+            else if constexpr (std::is_convertible_v<const T&, std::string_view>)
+                return '"' + std::string(std::string_view(x)) + '"';
+            else if constexpr (streamable<T>) {
+                std::ostringstream os;
+                os << x;
+                return os.str();
+            } else
+                return std::string("<") + typeid(T).name() + ">";
+        };
+        return s;
+    }
+
+    /// True when this holds a T equal to v.
+    template <class T>
+    bool matches(const T& v) const {
+        return *type_ == typeid(T) && *static_cast<const T*>(value_.get()) == v;
+    }
+
+    /// True when both hold equal values of one type.
+    friend bool operator==(const static_value& a, const static_value& b) {
+        return *a.type_ == *b.type_ && a.equals_(a.value_.get(), b.value_.get());
+    }
+
+    /// The value as printed in messages.
+    std::string text() const { return text_(value_.get()); }
+
+private:
+    std::shared_ptr<const void> value_;
+    const std::type_info* type_ = nullptr;
+    bool (*equals_)(const void*, const void*) = nullptr;
+    std::string (*text_)(const void*) = nullptr;
+};
+
+} // namespace xtrace::detail
+
+#endif

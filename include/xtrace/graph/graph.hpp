@@ -1,0 +1,38 @@
+#ifndef XTRACE_GRAPH_GRAPH_HPP
+#define XTRACE_GRAPH_GRAPH_HPP
+
+#include "../core/dtype.hpp"
+#include "../core/shape.hpp"
+#include "../expr/op.hpp"
+
+#include <cstdint>
+#include <vector>
+
+namespace xtrace::graph {
+
+/// Index of a node in its graph; inputs always have smaller ids (the graph is topologically sorted).
+using node_id = std::uint32_t;
+
+/// One operation of the runtime graph IR.
+struct node {
+    op_kind op = op_kind::constant; ///< what it computes
+    dtype type = dtype::float32;    ///< element type of its result
+    std::vector<node_id> inputs;    ///< operands, in order
+    shape_t shape;                  ///< result shape as known at trace time (-1 unknown)
+    std::int64_t index = 0;         ///< arg: position of the argument in the call
+    double fvalue = 0;              ///< constant of a floating dtype
+    std::int64_t ivalue = 0;        ///< constant of an integer or bool dtype
+};
+
+/// A traced function's graph: nodes in topological order, the tensor arguments and the outputs.
+struct graph {
+    std::vector<node> nodes;      ///< every node, operands first
+    std::vector<node_id> args;    ///< the arg nodes, in call order
+    std::vector<node_id> outputs; ///< what the function returns, in order
+
+    const node& operator[](node_id id) const { return nodes[id]; }
+};
+
+} // namespace xtrace::graph
+
+#endif

@@ -1,0 +1,163 @@
+#ifndef XTRACE_INTERP_EXECUTE_HPP
+#define XTRACE_INTERP_EXECUTE_HPP
+
+// Runs a plan: each fused region block by block (operands read in place when contiguous,
+// gathered when strided or broadcast, splatted once when a single value), then the outputs that
+// no region wrote.
+
+#include "../plan/plan.hpp"
+#include "gather.hpp"
+
+#include <array>
+#include <cstddef>
+#include <span>
+
+namespace xtrace::interp {
+
+/// A tensor argument as the interpreter reads it: data and element strides (shape: the plan's).
+struct strided_input {
+    const void* data = nullptr;
+    std::array<std::int64_t, XTRACE_MAX_RANK> strides{};
+};
+
+namespace detail {
+
+struct located {
+    const std::byte* data;
+    const std::int64_t* strides;
+};
+
+class executor {
+public:
+    executor(const graph::graph& g, const plan::plan& p, std::span<const strided_input> args,
+             std::span<void* const> outputs)
+        : g_(g), p_(p), args_(args), outputs_(outputs) {}
+
+    void run() {
+        plan::scratch_scope scratch;
+        temps_ = scratch.allocate(p_.temp_bytes + 1);
+        registers_ = scratch.allocate(p_.register_bytes + 1);
+        for (const auto& r : p_.regions)
+            if (r.size > 0)
+                run_region(r, scratch);
+        for (const auto& c : p_.copies)
+            copy_out(c);
+    }
+
+private:
+    std::byte* home_data(graph::node_id id) const {
+        const plan::storage& s = p_.homes[id];
+        switch (s.home) {
+        case plan::home::arg: return static_cast<std::byte*>(const_cast<void*>(args_[s.index].data));
+        case plan::home::constant: return reinterpret_cast<std::byte*>(const_cast<std::uint64_t*>(&s.bits));
+        case plan::home::temp: return temps_ + s.offset;
+        case plan::home::output: return static_cast<std::byte*>(outputs_[s.index]);
+        case plan::home::none: break;
+        }
+        return nullptr;
+    }
+
+    // Element strides of a materialised node (arguments: the caller's; others: row-major).
+    const std::int64_t* home_strides(graph::node_id id, std::int64_t* buffer) const {
+        const plan::storage& s = p_.homes[id];
+        if (s.home == plan::home::arg)
+            return args_[s.index].strides.data();
+        const shape_t& shape = p_.shapes[id];
+        contiguous_strides(shape.data(), shape.size(), buffer);
+        return buffer;
+    }
+
+    enum class access : std::uint8_t { in_place, gather, splat };
+
+    void run_region(const plan::region& r, plan::scratch_scope& scratch) {
+        const std::size_t rank = r.shape.size();
+        const std::size_t n_in = r.inputs.size();
+        const std::size_t slots = r.registers.size();
+        const std::size_t block_bytes = r.block * 8;
+        // Per input: how it is read and its strides broadcast to the region's shape.
+        std::array<std::int64_t, XTRACE_MAX_RANK> region_strides{};
+        contiguous_strides(r.shape.data(), rank, region_strides.data());
+        auto* modes = reinterpret_cast<access*>(scratch.allocate(n_in * sizeof(access) + 1));
+        auto* eff = reinterpret_cast<std::int64_t*>(
+            scratch.allocate(n_in * (rank + 1) * sizeof(std::int64_t) + 1));
+        auto* ptrs = reinterpret_cast<std::byte**>(scratch.allocate(slots * sizeof(std::byte*)));
+        for (std::size_t i = 0; i < slots; ++i)
+            ptrs[i] = r.registers[i] == plan::no_register
+                          ? nullptr
+                          : registers_ + std::size_t(r.registers[i]) * block_bytes;
+        for (std::size_t i = 0; i < n_in; ++i) {
+            const graph::node_id id = r.inputs[i];
+            const shape_t& s = p_.shapes[id];
+            std::array<std::int64_t, XTRACE_MAX_RANK> own{};
+            const std::int64_t* st = home_strides(id, own.data());
+            std::int64_t* e = eff + i * (rank + 1);
+            bool contiguous = true, constant = true;
+            for (std::size_t d = 0; d < rank; ++d) {
+                const std::ptrdiff_t sd = static_cast<std::ptrdiff_t>(d) -
+                                          static_cast<std::ptrdiff_t>(rank - s.size());
+                e[d] = (sd < 0 || s[sd] == 1) ? 0 : st[sd];
+                if (r.shape[d] != 1) {
+                    contiguous = contiguous && e[d] == region_strides[d];
+                    constant = constant && e[d] == 0;
+                }
+            }
+            const std::size_t size = dtype_size(g_[id].type);
+            if (constant) {
+                modes[i] = access::splat;
+                gather(home_data(id), size, e, r.shape.data(), rank, 0, r.block, ptrs[i]);
+            } else {
+                modes[i] = contiguous ? access::in_place : access::gather;
+            }
+        }
+        for (std::size_t start = 0; start < r.size; start += r.block) {
+            const std::size_t n = std::min(r.block, r.size - start);
+            for (std::size_t i = 0; i < n_in; ++i) {
+                const graph::node_id id = r.inputs[i];
+                const std::size_t size = dtype_size(g_[id].type);
+                if (modes[i] == access::in_place)
+                    ptrs[i] = home_data(id) + start * size;
+                else if (modes[i] == access::gather)
+                    gather(home_data(id), size, eff + i * (rank + 1), r.shape.data(), rank, start,
+                           n, registers_ + std::size_t(r.registers[i]) * block_bytes);
+            }
+            for (std::size_t k = 0; k < r.nodes.size(); ++k)
+                if (r.live_out[k])
+                    ptrs[n_in + k] = home_data(r.nodes[k]) + start * dtype_size(g_[r.nodes[k]].type);
+            for (const auto& ins : r.program) {
+                const void* in[3] = {ptrs[ins.in[0]], ptrs[ins.in[1]], ptrs[ins.in[2]]};
+                ins.fn(in, ptrs[ins.out], n);
+            }
+        }
+    }
+
+    void copy_out(const plan::output_copy& c) {
+        const shape_t& s = p_.shapes[c.node];
+        std::array<std::int64_t, XTRACE_MAX_RANK> own{};
+        const std::int64_t* st = home_strides(c.node, own.data());
+        const std::size_t n = static_cast<std::size_t>(num_elements(s));
+        if (n == 0)
+            return;
+        gather(home_data(c.node), dtype_size(g_[c.node].type), st, s.data(), s.size(), 0, n,
+               static_cast<std::byte*>(outputs_[c.output]));
+    }
+
+    const graph::graph& g_;
+    const plan::plan& p_;
+    std::span<const strided_input> args_;
+    std::span<void* const> outputs_;
+    std::byte* temps_ = nullptr;
+    std::byte* registers_ = nullptr;
+};
+
+} // namespace detail
+
+/// Runs `p` (a binding of `g`) on `args` (in g.args order), writing `outputs` (in g.outputs
+/// order), each a contiguous row-major buffer of its output's dtype and concrete shape.
+inline void execute(const graph::graph& g, const plan::plan& p, std::span<const strided_input> args,
+                    std::span<void* const> outputs) {
+    detail::executor(g, p, args, outputs).run();
+}
+
+} // namespace xtrace::interp
+
+#endif

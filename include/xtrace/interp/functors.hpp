@@ -1,0 +1,182 @@
+#ifndef XTRACE_INTERP_FUNCTORS_HPP
+#define XTRACE_INTERP_FUNCTORS_HPP
+
+// One functor per elementwise op: a scalar form for every dtype the op accepts and, where xsimd
+// has the operation, a batch form. `simd<T>` says which dtypes take the batch form.
+
+#include "../core/scalar_ops.hpp"
+#include "../ext/xsimd.hpp"
+
+#include <cmath>
+#include <type_traits>
+
+namespace xtrace::interp::fn {
+
+template <class T>
+inline constexpr bool is_float_v = std::is_floating_point_v<T>;
+template <class T>
+inline constexpr bool is_number_v = std::is_arithmetic_v<T> && !std::is_same_v<T, bool>;
+
+#define XTRACE_B xsimd::batch<T, A>
+
+// Floating-point only: batch form through xsimd, scalar through <cmath>.
+#define XTRACE_FLOAT_UNARY(name, scalar_expr, batch_expr)                                          \
+    struct name {                                                                                  \
+        template <class T>                                                                         \
+        static constexpr bool simd = is_float_v<T>;                                                \
+        template <class T>                                                                         \
+        T operator()(T x) const {                                                                  \
+            return scalar_expr;                                                                    \
+        }                                                                                          \
+        template <class T, class A>                                                                \
+        xsimd::batch<T, A> operator()(const xsimd::batch<T, A>& x) const {                         \
+            return batch_expr;                                                                     \
+        }                                                                                          \
+    };
+
+XTRACE_FLOAT_UNARY(exp, std::exp(x), xsimd::exp(x))
+XTRACE_FLOAT_UNARY(log, std::log(x), xsimd::log(x))
+XTRACE_FLOAT_UNARY(sqrt, std::sqrt(x), xsimd::sqrt(x))
+XTRACE_FLOAT_UNARY(rsqrt, T(1) / std::sqrt(x), XTRACE_B(T(1)) / xsimd::sqrt(x))
+XTRACE_FLOAT_UNARY(sin, std::sin(x), xsimd::sin(x))
+XTRACE_FLOAT_UNARY(cos, std::cos(x), xsimd::cos(x))
+XTRACE_FLOAT_UNARY(tanh, std::tanh(x), xsimd::tanh(x))
+XTRACE_FLOAT_UNARY(sigmoid, T(1) / (T(1) + std::exp(-x)),
+                   XTRACE_B(T(1)) / (XTRACE_B(T(1)) + xsimd::exp(-x)))
+#undef XTRACE_FLOAT_UNARY
+
+// Floor, ceil and round leave integers unchanged.
+#define XTRACE_ROUNDING(name, scalar_fn, batch_fn)                                                 \
+    struct name {                                                                                  \
+        template <class T>                                                                         \
+        static constexpr bool simd = is_float_v<T>;                                                \
+        template <class T>                                                                         \
+        T operator()(T x) const {                                                                  \
+            if constexpr (is_float_v<T>)                                                           \
+                return scalar_fn(x);                                                               \
+            else                                                                                   \
+                return x;                                                                          \
+        }                                                                                          \
+        template <class T, class A>                                                                \
+        xsimd::batch<T, A> operator()(const xsimd::batch<T, A>& x) const {                         \
+            return batch_fn(x);                                                                    \
+        }                                                                                          \
+    };
+XTRACE_ROUNDING(floor, std::floor, xsimd::floor)
+XTRACE_ROUNDING(ceil, std::ceil, xsimd::ceil)
+XTRACE_ROUNDING(round, std::nearbyint, xsimd::nearbyint)
+#undef XTRACE_ROUNDING
+
+// Numeric ops whose batch form serves floats and integers alike.
+#define XTRACE_NUMERIC(name, arity_params, scalar_expr, batch_params, batch_expr)                  \
+    struct name {                                                                                  \
+        template <class T>                                                                         \
+        static constexpr bool simd = is_number_v<T>;                                               \
+        template <class T>                                                                         \
+        T operator() arity_params const {                                                          \
+            return scalar_expr;                                                                    \
+        }                                                                                          \
+        template <class T, class A>                                                                \
+        xsimd::batch<T, A> operator() batch_params const {                                         \
+            return batch_expr;                                                                     \
+        }                                                                                          \
+    };
+XTRACE_NUMERIC(neg, (T x), scalar::neg(x), (const XTRACE_B& x), -x)
+XTRACE_NUMERIC(square, (T x), static_cast<T>(x* x), (const XTRACE_B& x), x* x)
+XTRACE_NUMERIC(relu, (T x), scalar::relu(x), (const XTRACE_B& x),
+               xsimd::select(x < XTRACE_B(T(0)), XTRACE_B(T(0)), x))
+XTRACE_NUMERIC(add, (T a, T b), static_cast<T>(a + b), (const XTRACE_B& a, const XTRACE_B& b),
+               a + b)
+XTRACE_NUMERIC(sub, (T a, T b), static_cast<T>(a - b), (const XTRACE_B& a, const XTRACE_B& b),
+               a - b)
+XTRACE_NUMERIC(mul, (T a, T b), static_cast<T>(a* b), (const XTRACE_B& a, const XTRACE_B& b),
+               a* b)
+XTRACE_NUMERIC(minimum, (T a, T b), scalar::minimum(a, b), (const XTRACE_B& a, const XTRACE_B& b),
+               xsimd::select((a < b) | (a != a), a, b))
+XTRACE_NUMERIC(maximum, (T a, T b), scalar::maximum(a, b), (const XTRACE_B& a, const XTRACE_B& b),
+               xsimd::select((a > b) | (a != a), a, b))
+XTRACE_NUMERIC(clip, (T x, T lo, T hi), scalar::minimum(scalar::maximum(x, lo), hi),
+               (const XTRACE_B& x, const XTRACE_B& lo, const XTRACE_B& hi),
+               minimum{}(maximum{}(x, lo), hi))
+#undef XTRACE_NUMERIC
+
+/// |x|: batch form for floats (integers wrap on the minimum value, done per element).
+struct abs {
+    template <class T>
+    static constexpr bool simd = is_float_v<T>;
+    template <class T>
+    T operator()(T x) const {
+        return scalar::abs(x);
+    }
+    template <class T, class A>
+    XTRACE_B operator()(const XTRACE_B& x) const {
+        return xsimd::abs(x);
+    }
+};
+
+/// a / b: batch form for floats; integers go through scalar::div (checked).
+struct div {
+    template <class T>
+    static constexpr bool simd = is_float_v<T>;
+    template <class T>
+    T operator()(T a, T b) const {
+        return scalar::div(a, b);
+    }
+    template <class T, class A>
+    XTRACE_B operator()(const XTRACE_B& a, const XTRACE_B& b) const {
+        return a / b;
+    }
+};
+
+/// a ** b: batch form for floats.
+struct pow {
+    template <class T>
+    static constexpr bool simd = is_float_v<T>;
+    template <class T>
+    T operator()(T a, T b) const {
+        return scalar::pow(a, b);
+    }
+    template <class T, class A>
+    XTRACE_B operator()(const XTRACE_B& a, const XTRACE_B& b) const {
+        return xsimd::pow(a, b);
+    }
+};
+#undef XTRACE_B
+
+// Scalar-only ops (bool results or bool operands); plain loops the compiler vectorises.
+#define XTRACE_SCALAR(name, params, expr)                                                          \
+    struct name {                                                                                  \
+        template <class T>                                                                         \
+        static constexpr bool simd = false;                                                        \
+        template <class T>                                                                         \
+        auto operator() params const {                                                             \
+            return expr;                                                                           \
+        }                                                                                          \
+    };
+XTRACE_SCALAR(less, (T a, T b), a < b)
+XTRACE_SCALAR(less_equal, (T a, T b), a <= b)
+XTRACE_SCALAR(greater, (T a, T b), a > b)
+XTRACE_SCALAR(greater_equal, (T a, T b), a >= b)
+XTRACE_SCALAR(equal, (T a, T b), a == b)
+XTRACE_SCALAR(not_equal, (T a, T b), a != b)
+XTRACE_SCALAR(logical_and, (T a, T b), a && b)
+XTRACE_SCALAR(logical_or, (T a, T b), a || b)
+XTRACE_SCALAR(logical_xor, (T a, T b), a != b)
+XTRACE_SCALAR(logical_not, (T a), !a)
+#undef XTRACE_SCALAR
+
+/// c ? a : b; its first operand is bool whatever the branches' dtype.
+struct where {
+    template <class T>
+    static constexpr bool simd = false;
+    template <class T>
+    using first_operand = bool;
+    template <class T>
+    T operator()(bool c, T a, T b) const {
+        return c ? a : b;
+    }
+};
+
+} // namespace xtrace::interp::fn
+
+#endif

@@ -1,0 +1,105 @@
+#ifndef XTRACE_INTERP_KERNELS_HPP
+#define XTRACE_INTERP_KERNELS_HPP
+
+// Loops over one block: every elementwise instruction of a fused region is one call of a
+// kernel_fn, chosen when the plan is built so that running it takes no dispatch.
+
+#include "../expr/op.hpp"
+#include "functors.hpp"
+
+#include <cstddef>
+
+namespace xtrace::interp {
+
+/// Computes n elements of `out` from the operand pointers `in` (one per operand).
+using kernel_fn = void (*)(const void* const* in, void* out, std::size_t n);
+
+namespace detail {
+
+template <class F, class T>
+struct first_operand {
+    using type = T;
+};
+template <class F, class T>
+    requires requires { typename F::template first_operand<T>; }
+struct first_operand<F, T> {
+    using type = typename F::template first_operand<T>;
+};
+
+template <class F, class T, class R, int Arity>
+void elementwise_kernel(const void* const* in, void* out, std::size_t n) {
+    using T0 = typename first_operand<F, T>::type;
+    const auto* a = static_cast<const T0*>(in[0]);
+    const T* b = Arity > 1 ? static_cast<const T*>(in[1]) : nullptr;
+    const T* c = Arity > 2 ? static_cast<const T*>(in[2]) : nullptr;
+    R* o = static_cast<R*>(out);
+    std::size_t i = 0;
+    if constexpr (F::template simd<T> && std::is_same_v<T, R> && std::is_same_v<T0, T>) {
+        using B = simd::batch<T>;
+        constexpr std::size_t w = B::size;
+        for (; i + w <= n; i += w) {
+            if constexpr (Arity == 1)
+                F{}(B::load_unaligned(a + i)).store_unaligned(o + i);
+            else if constexpr (Arity == 2)
+                F{}(B::load_unaligned(a + i), B::load_unaligned(b + i)).store_unaligned(o + i);
+            else
+                F{}(B::load_unaligned(a + i), B::load_unaligned(b + i), B::load_unaligned(c + i))
+                    .store_unaligned(o + i);
+        }
+    }
+    for (; i < n; ++i) {
+        if constexpr (Arity == 1)
+            o[i] = static_cast<R>(F{}(a[i]));
+        else if constexpr (Arity == 2)
+            o[i] = static_cast<R>(F{}(a[i], b[i]));
+        else
+            o[i] = static_cast<R>(F{}(a[i], b[i], c[i]));
+    }
+}
+
+template <class From, class To>
+void cast_kernel(const void* const* in, void* out, std::size_t n) {
+    const auto* a = static_cast<const From*>(in[0]);
+    auto* o = static_cast<To*>(out);
+    for (std::size_t i = 0; i < n; ++i)
+        o[i] = scalar::convert<To>(a[i]);
+}
+
+template <class F, int Arity, op_domain Domain, op_result Result>
+kernel_fn typed_kernel(dtype operand) {
+    return visit_dtype(operand, [](auto tag) -> kernel_fn {
+        using T = typename decltype(tag)::type;
+        if constexpr (accepts(Domain, dtype_of_v<T>)) {
+            using R = std::conditional_t<Result == op_result::boolean, bool, T>;
+            return &elementwise_kernel<F, T, R, Arity>;
+        } else {
+            return nullptr;
+        }
+    });
+}
+
+} // namespace detail
+
+/// The kernel of elementwise op `op` on operands of dtype `operand` (for where: the branches'),
+/// producing `result`; nullptr for a combination the front end never builds.
+inline kernel_fn kernel_for(op_kind op, dtype operand, dtype result) {
+    switch (op) {
+    case op_kind::cast:
+        return visit_dtype(operand, [&](auto from) {
+            return visit_dtype(result, [](auto to) -> kernel_fn {
+                return &detail::cast_kernel<typename decltype(from)::type,
+                                            typename decltype(to)::type>;
+            });
+        });
+#define XTRACE_X(name, arity, domain, res)                                                         \
+    case op_kind::name:                                                                            \
+        return detail::typed_kernel<fn::name, arity, op_domain::domain, op_result::res>(operand);
+        XTRACE_ELEMENTWISE_OPS(XTRACE_X)
+#undef XTRACE_X
+    default: return nullptr;
+    }
+}
+
+} // namespace xtrace::interp
+
+#endif

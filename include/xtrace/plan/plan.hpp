@@ -1,0 +1,287 @@
+#ifndef XTRACE_PLAN_PLAN_HPP
+#define XTRACE_PLAN_PLAN_HPP
+
+// A graph bound to concrete shapes: which nodes fuse into which elementwise region, where every
+// materialised value lives, and each region's block program. Built once per concrete shape and
+// cached, so a call only walks it.
+
+#include "../config.hpp"
+#include "../graph/graph.hpp"
+#include "../interp/kernels.hpp"
+#include "arena.hpp"
+#include "bind_shapes.hpp"
+
+#include <algorithm>
+#include <cstdint>
+#include <cstring>
+#include <limits>
+#include <unistd.h>
+#include <vector>
+
+namespace xtrace::plan {
+
+/// Where a node's value lives while a plan runs.
+enum class home : std::uint8_t {
+    none,     ///< never materialised (lives in a region's block registers only)
+    arg,      ///< the caller's argument `index`
+    constant, ///< the plan's constant bytes
+    temp,     ///< scratch at byte `offset`
+    output    ///< the caller's output `index`
+};
+
+/// A node's home.
+struct storage {
+    plan::home home = home::none;
+    std::uint32_t index = 0; ///< arg or output position
+    std::size_t offset = 0;  ///< temp byte offset
+    std::uint64_t bits = 0;  ///< constant value
+};
+
+/// Sentinel for "no register".
+inline constexpr std::uint16_t no_register = std::numeric_limits<std::uint16_t>::max();
+
+/// One kernel call of a region's block program; operands and result are slot numbers.
+struct instruction {
+    interp::kernel_fn fn;
+    std::array<std::uint16_t, 3> in{};
+    std::uint16_t out = 0;
+};
+
+/// A maximal set of elementwise nodes of one shape, run together block by block.
+struct region {
+    shape_t shape;                        ///< every node's shape
+    std::size_t size = 0;                 ///< elements
+    std::vector<graph::node_id> inputs;   ///< materialised operands: slots [0, inputs.size())
+    std::vector<graph::node_id> nodes;    ///< computed nodes: slots after the inputs
+    std::vector<instruction> program;     ///< one per node, in order
+    std::vector<std::uint16_t> registers; ///< per slot: block register, or no_register
+    std::vector<std::uint8_t> live_out;   ///< per node: written to its home
+    std::uint16_t register_count = 0;     ///< distinct registers
+    std::size_t block = 0;                ///< elements per block
+};
+
+/// A graph output that is not written by a region (an argument, a constant, a repeated node).
+struct output_copy {
+    std::uint32_t output;   ///< output position
+    graph::node_id node;    ///< whose value to copy
+};
+
+/// Everything needed to run a graph on arguments of one concrete shape.
+struct plan {
+    std::vector<shape_t> shapes;       ///< concrete shape per node
+    std::vector<storage> homes;        ///< per node
+    std::vector<region> regions;       ///< in execution order
+    std::vector<output_copy> copies;   ///< run after the regions
+    std::size_t temp_bytes = 0;        ///< scratch for intermediate tensors
+    std::size_t register_bytes = 0;    ///< scratch for the largest region's registers
+};
+
+namespace detail {
+
+/// L1 data cache size in bytes (32 KiB where the system does not say).
+inline std::size_t l1_data_bytes() {
+    static const std::size_t bytes = [] {
+#ifdef _SC_LEVEL1_DCACHE_SIZE
+        const long v = ::sysconf(_SC_LEVEL1_DCACHE_SIZE);
+        if (v > 4096)
+            return static_cast<std::size_t>(v);
+#endif
+        return std::size_t(32768);
+    }();
+    return bytes;
+}
+
+inline std::size_t round_up(std::size_t n, std::size_t to) { return (n + to - 1) / to * to; }
+
+// True when region `from` depends, directly or not, on region `to`.
+inline bool reaches(const std::vector<std::vector<int>>& deps, int from, int to) {
+    std::vector<int> stack{from};
+    std::vector<char> seen(deps.size(), 0);
+    while (!stack.empty()) {
+        const int r = stack.back();
+        stack.pop_back();
+        if (r == to)
+            return true;
+        if (seen[r])
+            continue;
+        seen[r] = 1;
+        stack.insert(stack.end(), deps[r].begin(), deps[r].end());
+    }
+    return false;
+}
+
+inline std::uint64_t constant_bits(const graph::node& n) {
+    std::uint64_t bits = 0;
+    visit_dtype(n.type, [&](auto tag) {
+        using T = typename decltype(tag)::type;
+        const T v = std::is_floating_point_v<T> ? static_cast<T>(n.fvalue) : static_cast<T>(n.ivalue);
+        std::memcpy(&bits, &v, sizeof v);
+    });
+    return bits;
+}
+
+// Register allocation and block size of a region whose nodes and inputs are known.
+inline void lay_out(region& r, const graph::graph& g) {
+    const std::size_t n_in = r.inputs.size();
+    auto slot_of = [&](graph::node_id id) -> std::uint16_t {
+        auto in = std::find(r.inputs.begin(), r.inputs.end(), id);
+        if (in != r.inputs.end())
+            return static_cast<std::uint16_t>(in - r.inputs.begin());
+        auto at = std::find(r.nodes.begin(), r.nodes.end(), id);
+        return static_cast<std::uint16_t>(n_in + (at - r.nodes.begin()));
+    };
+    const std::size_t slots = n_in + r.nodes.size();
+    std::vector<std::size_t> last_use(slots, 0);
+    r.program.resize(r.nodes.size());
+    for (std::size_t i = 0; i < r.nodes.size(); ++i) {
+        const graph::node& n = g[r.nodes[i]];
+        instruction& ins = r.program[i];
+        const dtype operand = n.op == op_kind::where ? g[n.inputs[1]].type : g[n.inputs[0]].type;
+        ins.fn = interp::kernel_for(n.op, operand, n.type);
+        for (std::size_t k = 0; k < n.inputs.size(); ++k) {
+            ins.in[k] = slot_of(n.inputs[k]);
+            last_use[ins.in[k]] = i;
+        }
+        ins.out = static_cast<std::uint16_t>(n_in + i);
+    }
+    // Every input keeps a register for the whole block (gathered or splatted into it); computed
+    // nodes that are not live-out share registers once their last reader has run. Kernels read
+    // element i before writing it, so a result may take its operand's register.
+    r.registers.assign(slots, no_register);
+    std::uint16_t count = 0;
+    for (std::size_t i = 0; i < n_in; ++i)
+        r.registers[i] = count++;
+    std::vector<std::uint16_t> free_list;
+    for (std::size_t i = 0; i < r.nodes.size(); ++i) {
+        for (std::uint16_t s : r.program[i].in)
+            if (s >= n_in && s < n_in + i && last_use[s] == i && !r.live_out[s - n_in] &&
+                std::find(free_list.begin(), free_list.end(), r.registers[s]) == free_list.end())
+                free_list.push_back(r.registers[s]);
+        if (r.live_out[i])
+            continue;
+        if (free_list.empty()) {
+            r.registers[n_in + i] = count++;
+        } else {
+            r.registers[n_in + i] = free_list.back();
+            free_list.pop_back();
+        }
+    }
+    // Only the operand slots of the instructions are meaningful for arity < 3.
+    for (std::size_t i = 0; i < r.nodes.size(); ++i)
+        for (std::size_t k = g[r.nodes[i]].inputs.size(); k < 3; ++k)
+            r.program[i].in[k] = r.program[i].out;
+    r.register_count = count;
+    // Live registers x block <= half of L1: the block stays in cache across the whole program.
+    const std::size_t budget = l1_data_bytes() / 2;
+    std::size_t block = budget / (std::max<std::size_t>(count, 1) * 8);
+    block = std::clamp<std::size_t>(block / 64 * 64, 64, 16384);
+    r.block = std::min(block, std::max<std::size_t>(r.size, 1));
+}
+
+} // namespace detail
+
+/// Binds `g` to its arguments' concrete shapes: fused regions, homes and block programs.
+inline plan build(const graph::graph& g, std::span<const shape_t> arg_shapes) {
+    plan p;
+    p.shapes = bind_shapes(g, arg_shapes);
+    const std::size_t count = g.nodes.size();
+    p.homes.assign(count, storage{});
+    for (std::size_t i = 0; i < g.args.size(); ++i)
+        p.homes[g.args[i]] = {home::arg, static_cast<std::uint32_t>(i), 0, 0};
+    for (graph::node_id id = 0; id < count; ++id)
+        if (g[id].op == op_kind::constant)
+            p.homes[id] = {home::constant, 0, 0, detail::constant_bits(g[id])};
+
+    // Partition: a node joins a region of its shape (its operand's first, else the latest one)
+    // unless that would make the region depend on itself.
+    std::vector<int> region_of(count, -1);
+    std::vector<region> regions;
+    std::vector<std::vector<int>> deps;
+    for (graph::node_id id = 0; id < count; ++id) {
+        const graph::node& n = g[id];
+        if (!info(n.op).elementwise)
+            continue;
+        auto can_join = [&](int r) {
+            if (regions[r].shape != p.shapes[id])
+                return false;
+            for (auto in : n.inputs)
+                if (region_of[in] >= 0 && region_of[in] != r && detail::reaches(deps, region_of[in], r))
+                    return false;
+            return true;
+        };
+        int target = -1;
+        for (auto in : n.inputs)
+            if (region_of[in] >= 0 && can_join(region_of[in])) {
+                target = region_of[in];
+                break;
+            }
+        for (int r = static_cast<int>(regions.size()) - 1; target < 0 && r >= 0; --r)
+            if (can_join(r))
+                target = r;
+        if (target < 0) {
+            target = static_cast<int>(regions.size());
+            regions.push_back(region{});
+            regions.back().shape = p.shapes[id];
+            regions.back().size = static_cast<std::size_t>(num_elements(p.shapes[id]));
+            deps.emplace_back();
+        }
+        region_of[id] = target;
+        regions[target].nodes.push_back(id);
+        for (auto in : n.inputs)
+            if (region_of[in] >= 0 && region_of[in] != target &&
+                std::find(deps[target].begin(), deps[target].end(), region_of[in]) ==
+                    deps[target].end())
+                deps[target].push_back(region_of[in]);
+    }
+
+    // Homes of computed nodes: the first output that names a node is written in place; nodes
+    // other regions read live in scratch.
+    std::vector<char> needed_outside(count, 0);
+    for (graph::node_id id = 0; id < count; ++id)
+        for (auto in : g[id].inputs)
+            if (region_of[in] >= 0 && region_of[in] != region_of[id])
+                needed_outside[in] = 1;
+    for (std::uint32_t k = 0; k < g.outputs.size(); ++k) {
+        const auto id = g.outputs[k];
+        if (region_of[id] >= 0 && p.homes[id].home == home::none)
+            p.homes[id] = {home::output, k, 0, 0};
+        else
+            p.copies.push_back({k, id});
+    }
+    for (graph::node_id id = 0; id < count; ++id)
+        if (needed_outside[id] && p.homes[id].home == home::none) {
+            p.homes[id] = {home::temp, 0, p.temp_bytes, 0};
+            p.temp_bytes += detail::round_up(
+                static_cast<std::size_t>(num_elements(p.shapes[id])) * dtype_size(g[id].type),
+                scratch_alignment);
+        }
+
+    // Regions run in dependency order (creation order among the ready ones).
+    std::vector<char> done(regions.size(), 0);
+    for (std::size_t placed = 0; placed < regions.size();) {
+        for (std::size_t r = 0; r < regions.size(); ++r) {
+            if (done[r] || !std::all_of(deps[r].begin(), deps[r].end(),
+                                        [&](int d) { return done[d] != 0; }))
+                continue;
+            region& reg = regions[r];
+            for (auto id : reg.nodes)
+                for (auto in : g[id].inputs)
+                    if (region_of[in] != static_cast<int>(r) &&
+                        std::find(reg.inputs.begin(), reg.inputs.end(), in) == reg.inputs.end())
+                        reg.inputs.push_back(in);
+            for (auto id : reg.nodes)
+                reg.live_out.push_back(p.homes[id].home != home::none);
+            detail::lay_out(reg, g);
+            p.register_bytes = std::max(p.register_bytes,
+                                        std::size_t(reg.register_count) * reg.block * 8);
+            p.regions.push_back(std::move(reg));
+            done[r] = 1;
+            ++placed;
+        }
+    }
+    return p;
+}
+
+} // namespace xtrace::plan
+
+#endif

@@ -1,0 +1,16 @@
+#ifndef XTRACE_XTRACE_HPP
+#define XTRACE_XTRACE_HPP
+
+/// xtrace: tf.function for C++ tensor code. Include this one header.
+
+#include "config.hpp"
+#include "core/dtype.hpp"
+#include "core/error.hpp"
+#include "core/shape.hpp"
+#include "core/spec.hpp"
+#include "function/options.hpp"
+#include "function/run_eagerly.hpp"
+#include "function/traced_function.hpp"
+#include "ops/elementwise.hpp"
+
+#endif
