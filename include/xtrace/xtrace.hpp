@@ -12,5 +12,6 @@
 #include "function/run_eagerly.hpp"
 #include "function/traced_function.hpp"
 #include "ops/elementwise.hpp"
+#include "ops/erase.hpp"
 
 #endif

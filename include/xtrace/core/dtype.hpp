@@ -53,11 +53,16 @@ inline constexpr dtype dtype_of_v = detail::dtype_of_impl<std::remove_cv_t<T>>()
 /// TensorFlow's name of a dtype: "float32", "float64", "int32", "int64", "bool".
 constexpr std::string_view dtype_name(dtype d) noexcept {
     switch (d) {
-    case dtype::float32: return "float32";
-    case dtype::float64: return "float64";
-    case dtype::int32: return "int32";
-    case dtype::int64: return "int64";
-    case dtype::boolean: return "bool";
+    case dtype::float32:
+        return "float32";
+    case dtype::float64:
+        return "float64";
+    case dtype::int32:
+        return "int32";
+    case dtype::int64:
+        return "int64";
+    case dtype::boolean:
+        return "bool";
     }
     return "?";
 }
@@ -66,10 +71,13 @@ constexpr std::string_view dtype_name(dtype d) noexcept {
 constexpr std::size_t dtype_size(dtype d) noexcept {
     switch (d) {
     case dtype::float32:
-    case dtype::int32: return 4;
+    case dtype::int32:
+        return 4;
     case dtype::float64:
-    case dtype::int64: return 8;
-    case dtype::boolean: return sizeof(bool);
+    case dtype::int64:
+        return 8;
+    case dtype::boolean:
+        return sizeof(bool);
     }
     return 0;
 }
@@ -80,17 +88,24 @@ constexpr bool is_floating(dtype d) noexcept {
 }
 
 /// int32 or int64.
-constexpr bool is_integer(dtype d) noexcept { return d == dtype::int32 || d == dtype::int64; }
+constexpr bool is_integer(dtype d) noexcept {
+    return d == dtype::int32 || d == dtype::int64;
+}
 
 /// Calls f(std::type_identity<T>{}) with the element type of d.
 template <class F>
 constexpr decltype(auto) visit_dtype(dtype d, F&& f) {
     switch (d) {
-    case dtype::float32: return f(std::type_identity<float>{});
-    case dtype::float64: return f(std::type_identity<double>{});
-    case dtype::int32: return f(std::type_identity<std::int32_t>{});
-    case dtype::int64: return f(std::type_identity<std::int64_t>{});
-    case dtype::boolean: break;
+    case dtype::float32:
+        return f(std::type_identity<float>{});
+    case dtype::float64:
+        return f(std::type_identity<double>{});
+    case dtype::int32:
+        return f(std::type_identity<std::int32_t>{});
+    case dtype::int64:
+        return f(std::type_identity<std::int64_t>{});
+    case dtype::boolean:
+        break;
     }
     return f(std::type_identity<bool>{});
 }

@@ -18,7 +18,8 @@ public:
     using value_type = T; ///< element type
 
     /// Wraps a value (shared, so copies are cheap, as symbolic tensors are).
-    explicit eager_tensor(xt::xarray<T> v) : v_(std::make_shared<const xt::xarray<T>>(std::move(v))) {}
+    explicit eager_tensor(xt::xarray<T> v)
+        : v_(std::make_shared<const xt::xarray<T>>(std::move(v))) {}
 
     /// The value.
     const xt::xarray<T>& value() const noexcept { return *v_; }
@@ -37,9 +38,10 @@ private:
 
 /// True for eager tensors.
 template <class X>
-concept eager_tensor_type =
-    requires { typename std::remove_cvref_t<X>::value_type; } &&
-    std::is_same_v<std::remove_cvref_t<X>, eager_tensor<typename std::remove_cvref_t<X>::value_type>>;
+concept eager_tensor_type = requires {
+    typename std::remove_cvref_t<X>::value_type;
+}
+&&std::is_same_v<std::remove_cvref_t<X>, eager_tensor<typename std::remove_cvref_t<X>::value_type>>;
 
 } // namespace xtrace
 

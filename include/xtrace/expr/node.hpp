@@ -10,9 +10,9 @@
 
 #include <array>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <tuple>
-#include <memory>
 #include <type_traits>
 #include <utility>
 #include <vector>
@@ -71,6 +71,15 @@ struct constant : symbolic<T> {
     using symbolic<T>::symbolic;
 };
 
+/// A symbolic tensor of T whose expression type is forgotten: what lets one variable hold the
+/// results of different expressions (C++ branches on static values, loops that rebind).
+template <class T>
+struct erased : symbolic<T> {
+    using symbolic<T>::symbolic;
+    /// Any symbolic expression of T converts.
+    erased(const symbolic<T>& s) : symbolic<T>(s) {}
+};
+
 namespace detail {
 template <class Op, class... Children>
 struct node_value {
@@ -95,9 +104,10 @@ struct node : symbolic<typename detail::node_value<Op, Children...>::type> {
 
 /// True for symbolic tensors (arg, constant, node).
 template <class X>
-concept symbolic_tensor = requires { typename std::remove_cvref_t<X>::value_type; } &&
-                          std::is_base_of_v<symbolic<typename std::remove_cvref_t<X>::value_type>,
-                                            std::remove_cvref_t<X>>;
+concept symbolic_tensor = requires {
+    typename std::remove_cvref_t<X>::value_type;
+}
+&&std::is_base_of_v<symbolic<typename std::remove_cvref_t<X>::value_type>, std::remove_cvref_t<X>>;
 
 namespace expr {
 

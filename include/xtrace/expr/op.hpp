@@ -86,11 +86,15 @@ struct op_info {
 /// The facts of op kind k.
 constexpr op_info info(op_kind k) noexcept {
     switch (k) {
-    case op_kind::arg: return {"arg", 0, op_domain::any, op_result::same, false};
-    case op_kind::constant: return {"constant", 0, op_domain::any, op_result::same, false};
-    case op_kind::cast: return {"cast", 1, op_domain::any, op_result::target, true};
+    case op_kind::arg:
+        return {"arg", 0, op_domain::any, op_result::same, false};
+    case op_kind::constant:
+        return {"constant", 0, op_domain::any, op_result::same, false};
+    case op_kind::cast:
+        return {"cast", 1, op_domain::any, op_result::target, true};
 #define XTRACE_X(name, arity, domain, result)                                                      \
-    case op_kind::name: return {#name, arity, op_domain::domain, op_result::result, true};
+    case op_kind::name:                                                                            \
+        return {#name, arity, op_domain::domain, op_result::result, true};
         XTRACE_ELEMENTWISE_OPS(XTRACE_X)
 #undef XTRACE_X
     }
@@ -100,10 +104,14 @@ constexpr op_info info(op_kind k) noexcept {
 /// True when an op of domain d accepts operands of dtype t.
 constexpr bool accepts(op_domain d, dtype t) noexcept {
     switch (d) {
-    case op_domain::any: return true;
-    case op_domain::numeric: return t != dtype::boolean;
-    case op_domain::floating: return is_floating(t);
-    case op_domain::logical: return t == dtype::boolean;
+    case op_domain::any:
+        return true;
+    case op_domain::numeric:
+        return t != dtype::boolean;
+    case op_domain::floating:
+        return is_floating(t);
+    case op_domain::logical:
+        return t == dtype::boolean;
     }
     return false;
 }

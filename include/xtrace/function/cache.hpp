@@ -30,10 +30,10 @@ namespace xtrace {
 
 /// Counters of one traced function.
 struct function_stats {
-    std::uint64_t calls = 0;                ///< calls through the traced path
-    std::uint64_t cache_hits = 0;           ///< calls that found a trace
-    std::uint64_t traces = 0;               ///< traces performed
-    std::uint64_t evictions = 0;            ///< traces dropped by max_cache_size
+    std::uint64_t calls = 0;                 ///< calls through the traced path
+    std::uint64_t cache_hits = 0;            ///< calls that found a trace
+    std::uint64_t traces = 0;                ///< traces performed
+    std::uint64_t evictions = 0;             ///< traces dropped by max_cache_size
     std::chrono::nanoseconds tracing_time{}; ///< spent running lambdas symbolically and planning
     std::chrono::nanoseconds running_time{}; ///< spent executing graphs
 };
@@ -50,11 +50,11 @@ struct static_ref {
 
 /// One trace: the graph and the signature it serves (dims may be unknown).
 struct trace_entry {
-    signature sig;                     ///< what calls it serves
-    graph::graph g;                    ///< the traced graph
-    std::vector<tensor_spec> outputs;  ///< output dtypes and trace-time shapes
+    signature sig;                    ///< what calls it serves
+    graph::graph g;                   ///< the traced graph
+    std::vector<tensor_spec> outputs; ///< output dtypes and trace-time shapes
     std::atomic<std::uint64_t> last_used{0};
-    std::size_t bindings = 0;          ///< bindings that point here (under the cache lock)
+    std::size_t bindings = 0; ///< bindings that point here (under the cache lock)
 
     /// "(x0: float32[?,3], x1: float32[3]) -> float32[?,3]".
     std::string pretty() const {
@@ -69,8 +69,8 @@ struct trace_entry {
 
 /// An exact call signature bound to a trace and its plan for those shapes.
 struct binding {
-    std::vector<std::int64_t> key;           ///< dtype, rank and dims per tensor argument
-    std::vector<static_value> statics;       ///< static argument values, in order
+    std::vector<std::int64_t> key;     ///< dtype, rank and dims per tensor argument
+    std::vector<static_value> statics; ///< static argument values, in order
     std::size_t hash = 0;
     std::shared_ptr<trace_entry> trace;
     std::shared_ptr<const plan::plan> plan;
@@ -169,9 +169,8 @@ public:
             evict();
         }
         const auto spent = std::chrono::steady_clock::now() - start;
-        tracing_ns_.fetch_add(
-            std::chrono::duration_cast<std::chrono::nanoseconds>(spent).count(),
-            std::memory_order_relaxed);
+        tracing_ns_.fetch_add(std::chrono::duration_cast<std::chrono::nanoseconds>(spent).count(),
+                              std::memory_order_relaxed);
         if (traced)
             note_trace(now, reason);
         return {entry, plan};
@@ -282,10 +281,10 @@ private:
                                       want.to_string());
             for (std::size_t d = 0; d < want.dims.size(); ++d)
                 if (want.dims[d] >= 0 && want.dims[d] != got.dims[d])
-                    throw signature_error(head + "dim " + std::to_string(d) + " is " +
-                                          std::to_string(got.dims[d]) + ", input_signature expects " +
-                                          std::to_string(want.dims[d]) + " (" + want.to_string() +
-                                          ", got " + got.to_string() + ")");
+                    throw signature_error(
+                        head + "dim " + std::to_string(d) + " is " + std::to_string(got.dims[d]) +
+                        ", input_signature expects " + std::to_string(want.dims[d]) + " (" +
+                        want.to_string() + ", got " + got.to_string() + ")");
         }
         if (t != specs.size())
             throw signature_error(who + ": the call has " + std::to_string(t) +
@@ -371,7 +370,8 @@ private:
             });
             const trace_entry* gone = victim->get();
             last_hit_.store(nullptr);
-            std::erase_if(bindings_, [&](const auto& kv) { return kv.second->trace.get() == gone; });
+            std::erase_if(bindings_,
+                          [&](const auto& kv) { return kv.second->trace.get() == gone; });
             traces_.erase(victim);
             ++evictions_;
         }
@@ -390,8 +390,9 @@ private:
         if (call - oldest >= 10)
             return;
         ++warnings_;
-        std::string msg = "xtrace: " + (opts_.name.empty() ? std::string("a traced function")
-                                                            : "function '" + opts_.name + "'") +
+        std::string msg = "xtrace: " +
+                          (opts_.name.empty() ? std::string("a traced function")
+                                              : "function '" + opts_.name + "'") +
                           " traced 5 times in its last 10 calls (reasons:";
         for (const auto& r : recent_reasons_)
             msg += " [" + r + "]";

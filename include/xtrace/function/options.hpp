@@ -17,13 +17,13 @@ struct options {
     /// On a new signature, trace a relaxed one (differing dims unknown) that later shapes reuse.
     bool reduce_retracing = false;
     /// Trace once for these specs (-1 = any size); calls that do not fit throw signature_error.
-    std::optional<std::vector<tensor_spec>> input_signature;
+    std::optional<std::vector<tensor_spec>> input_signature{};
     /// Most traces kept; the least recently used goes first. 0 = unbounded.
     std::size_t max_cache_size = 0;
     /// Name used in messages.
-    std::string name;
+    std::string name{};
     /// Where retracing warnings go; empty = one line on std::cerr.
-    std::function<void(std::string_view)> on_warning;
+    std::function<void(std::string_view)> on_warning{};
 };
 
 } // namespace xtrace

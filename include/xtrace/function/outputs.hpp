@@ -19,7 +19,7 @@ struct outputs_of {
     static constexpr bool valid = false;
 };
 template <class R>
-    requires symbolic_tensor<R> || eager_tensor_type<R>
+requires symbolic_tensor<R> || eager_tensor_type<R>
 struct outputs_of<R> {
     static constexpr bool valid = true;
     static constexpr bool single = true;
@@ -27,11 +27,12 @@ struct outputs_of<R> {
     using types = std::tuple<typename R::value_type>;
 };
 template <template <class...> class Tuple, class... Rs>
-    requires(sizeof...(Rs) > 0 &&
-             (std::is_same_v<Tuple<Rs...>, std::tuple<Rs...>> ||
-              std::is_same_v<Tuple<Rs...>, std::pair<Rs...>>) &&
-             ((symbolic_tensor<Rs> || eager_tensor_type<Rs>) && ...))
-struct outputs_of<Tuple<Rs...>> {
+requires(sizeof...(Rs) > 0 &&
+         (std::is_same_v<Tuple<Rs...>, std::tuple<Rs...>> ||
+          std::is_same_v<
+              Tuple<Rs...>,
+              std::pair<Rs...>>)&&((symbolic_tensor<Rs> ||
+                                    eager_tensor_type<Rs>)&&...)) struct outputs_of<Tuple<Rs...>> {
     static constexpr bool valid = true;
     static constexpr bool single = false;
     using result = std::tuple<xt::xarray<typename Rs::value_type>...>;
@@ -62,7 +63,8 @@ auto eager_result(const R& r) {
     else
         return std::apply(
             [](const auto&... xs) {
-                return std::tuple<xt::xarray<typename std::remove_cvref_t<decltype(xs)>::value_type>...>(
+                return std::tuple<
+                    xt::xarray<typename std::remove_cvref_t<decltype(xs)>::value_type>...>(
                     xs.value()...);
             },
             r);

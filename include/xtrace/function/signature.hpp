@@ -70,7 +70,9 @@ inline std::optional<signature> relax(const signature& a, const signature& b) {
     return out;
 }
 
-inline std::string dim_text(dim_t d) { return d < 0 ? std::string("?") : std::to_string(d); }
+inline std::string dim_text(dim_t d) {
+    return d < 0 ? std::string("?") : std::to_string(d);
+}
 
 /// What changed from `from` to `to`, one phrase per argument: "arg 0: dim 1 changed 3 -> 4".
 inline std::vector<std::string> differences(const signature& from, const signature& to) {
@@ -84,8 +86,8 @@ inline std::vector<std::string> differences(const signature& from, const signatu
         const std::string arg = "arg " + std::to_string(i) + ": ";
         const auto &f = from[i], &t = to[i];
         if (f.tensor.has_value() != t.tensor.has_value()) {
-            out.push_back(arg + (t.tensor ? "static value became a tensor"
-                                          : "tensor became a static value"));
+            out.push_back(
+                arg + (t.tensor ? "static value became a tensor" : "tensor became a static value"));
         } else if (!f.tensor) {
             if (!(*f.value == *t.value))
                 out.push_back(arg + "value changed " + f.value->text() + " -> " + t.value->text());

@@ -16,7 +16,9 @@
 namespace xtrace::detail {
 
 template <class T>
-concept streamable = requires(std::ostream& os, const T& v) { os << v; };
+concept streamable = requires(std::ostream& os, const T& v) {
+    os << v;
+};
 
 template <class T>
 concept std_hashable = requires(const T& v) {

@@ -35,7 +35,8 @@ struct graph_of {
 };
 
 template <class... Args>
-inline constexpr std::size_t tensor_count_v = (std::size_t(0) + ... + (tensor_argument<Args> ? 1 : 0));
+inline constexpr std::size_t tensor_count_v = (std::size_t(0) + ... +
+                                               (tensor_argument<Args> ? 1 : 0));
 
 } // namespace detail
 
@@ -106,11 +107,10 @@ private:
                 detail::describe(a, position, key, inputs[t++]);
             } else {
                 key.push_back(detail::static_marker);
-                statics[s++] = detail::static_ref{
-                    &a, &typeid(A), detail::static_hash(a),
-                    [](const detail::static_value& v, const void* p) {
-                        return v.matches(*static_cast<const A*>(p));
-                    }};
+                statics[s++] = detail::static_ref{&a, &typeid(A), detail::static_hash(a),
+                                                  [](const detail::static_value& v, const void* p) {
+                                                      return v.matches(*static_cast<const A*>(p));
+                                                  }};
             }
         };
         (describe_one(std::get<I>(held), I), ...);
@@ -140,7 +140,8 @@ private:
             };
             (sign_one(std::get<I>(held)), ...);
             auto trace = [&](const detail::signature& target) {
-                return trace_for<Traced>(target, std::index_sequence<I...>{}, detail::unwrap(std::get<I>(held))...);
+                return trace_for<Traced>(target, std::index_sequence<I...>{},
+                                         detail::unwrap(std::get<I>(held))...);
             };
             r = cache_->miss(sig, key, static_span, values, trace);
         }
@@ -197,16 +198,20 @@ private:
             if constexpr (outs::single)
                 return make(std::type_identity<std::tuple_element_t<0, typename outs::types>>{}, 0);
             else
-                return result(make(std::type_identity<std::tuple_element_t<K, typename outs::types>>{}, K)...);
-        }(std::make_index_sequence<std::tuple_size_v<typename outs::types>>{});
+                return result(make(
+                    std::type_identity<std::tuple_element_t<K, typename outs::types>>{}, K)...);
+        }
+        (std::make_index_sequence<std::tuple_size_v<typename outs::types>>{});
         std::array<void*, std::tuple_size_v<typename outs::types>> ptrs;
         if constexpr (outs::single)
             ptrs[0] = out.data();
         else
-            std::apply([&](auto&... xs) {
-                std::size_t k = 0;
-                ((ptrs[k++] = xs.data()), ...);
-            }, out);
+            std::apply(
+                [&](auto&... xs) {
+                    std::size_t k = 0;
+                    ((ptrs[k++] = xs.data()), ...);
+                },
+                out);
         interp::execute(g, p, inputs, ptrs);
         cache_->add_running_time(std::chrono::steady_clock::now() - start);
         return out;

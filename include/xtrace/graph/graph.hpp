@@ -10,7 +10,8 @@
 
 namespace xtrace::graph {
 
-/// Index of a node in its graph; inputs always have smaller ids (the graph is topologically sorted).
+/// Index of a node in its graph; inputs always have smaller ids (the graph is topologically
+/// sorted).
 using node_id = std::uint32_t;
 
 /// One operation of the runtime graph IR.

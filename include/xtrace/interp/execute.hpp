@@ -48,11 +48,16 @@ private:
     std::byte* home_data(graph::node_id id) const {
         const plan::storage& s = p_.homes[id];
         switch (s.home) {
-        case plan::home::arg: return static_cast<std::byte*>(const_cast<void*>(args_[s.index].data));
-        case plan::home::constant: return reinterpret_cast<std::byte*>(const_cast<std::uint64_t*>(&s.bits));
-        case plan::home::temp: return temps_ + s.offset;
-        case plan::home::output: return static_cast<std::byte*>(outputs_[s.index]);
-        case plan::home::none: break;
+        case plan::home::arg:
+            return static_cast<std::byte*>(const_cast<void*>(args_[s.index].data));
+        case plan::home::constant:
+            return reinterpret_cast<std::byte*>(const_cast<std::uint64_t*>(&s.bits));
+        case plan::home::temp:
+            return temps_ + s.offset;
+        case plan::home::output:
+            return static_cast<std::byte*>(outputs_[s.index]);
+        case plan::home::none:
+            break;
         }
         return nullptr;
     }
@@ -93,8 +98,8 @@ private:
             std::int64_t* e = eff + i * (rank + 1);
             bool contiguous = true, constant = true;
             for (std::size_t d = 0; d < rank; ++d) {
-                const std::ptrdiff_t sd = static_cast<std::ptrdiff_t>(d) -
-                                          static_cast<std::ptrdiff_t>(rank - s.size());
+                const std::ptrdiff_t sd =
+                    static_cast<std::ptrdiff_t>(d) - static_cast<std::ptrdiff_t>(rank - s.size());
                 e[d] = (sd < 0 || s[sd] == 1) ? 0 : st[sd];
                 if (r.shape[d] != 1) {
                     contiguous = contiguous && e[d] == region_strides[d];
@@ -122,7 +127,8 @@ private:
             }
             for (std::size_t k = 0; k < r.nodes.size(); ++k)
                 if (r.live_out[k])
-                    ptrs[n_in + k] = home_data(r.nodes[k]) + start * dtype_size(g_[r.nodes[k]].type);
+                    ptrs[n_in + k] =
+                        home_data(r.nodes[k]) + start * dtype_size(g_[r.nodes[k]].type);
             for (const auto& ins : r.program) {
                 const void* in[3] = {ptrs[ins.in[0]], ptrs[ins.in[1]], ptrs[ins.in[2]]};
                 ins.fn(in, ptrs[ins.out], n);

@@ -89,8 +89,7 @@ XTRACE_NUMERIC(add, (T a, T b), static_cast<T>(a + b), (const XTRACE_B& a, const
                a + b)
 XTRACE_NUMERIC(sub, (T a, T b), static_cast<T>(a - b), (const XTRACE_B& a, const XTRACE_B& b),
                a - b)
-XTRACE_NUMERIC(mul, (T a, T b), static_cast<T>(a* b), (const XTRACE_B& a, const XTRACE_B& b),
-               a* b)
+XTRACE_NUMERIC(mul, (T a, T b), static_cast<T>(a* b), (const XTRACE_B& a, const XTRACE_B& b), a* b)
 XTRACE_NUMERIC(minimum, (T a, T b), scalar::minimum(a, b), (const XTRACE_B& a, const XTRACE_B& b),
                xsimd::select((a < b) | (a != a), a, b))
 XTRACE_NUMERIC(maximum, (T a, T b), scalar::maximum(a, b), (const XTRACE_B& a, const XTRACE_B& b),
@@ -159,7 +158,7 @@ XTRACE_SCALAR(greater, (T a, T b), a > b)
 XTRACE_SCALAR(greater_equal, (T a, T b), a >= b)
 XTRACE_SCALAR(equal, (T a, T b), a == b)
 XTRACE_SCALAR(not_equal, (T a, T b), a != b)
-XTRACE_SCALAR(logical_and, (T a, T b), a && b)
+XTRACE_SCALAR(logical_and, (T a, T b), a&& b)
 XTRACE_SCALAR(logical_or, (T a, T b), a || b)
 XTRACE_SCALAR(logical_xor, (T a, T b), a != b)
 XTRACE_SCALAR(logical_not, (T a), !a)

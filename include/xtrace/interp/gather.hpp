@@ -75,9 +75,15 @@ inline void gather(const std::byte* data, std::size_t elem_size, const std::int6
                    const dim_t* shape, std::size_t rank, std::size_t start, std::size_t n,
                    std::byte* out) {
     switch (elem_size) {
-    case 1: detail::gather_typed<std::uint8_t>(data, strides, shape, rank, start, n, out); break;
-    case 4: detail::gather_typed<std::uint32_t>(data, strides, shape, rank, start, n, out); break;
-    default: detail::gather_typed<std::uint64_t>(data, strides, shape, rank, start, n, out); break;
+    case 1:
+        detail::gather_typed<std::uint8_t>(data, strides, shape, rank, start, n, out);
+        break;
+    case 4:
+        detail::gather_typed<std::uint32_t>(data, strides, shape, rank, start, n, out);
+        break;
+    default:
+        detail::gather_typed<std::uint64_t>(data, strides, shape, rank, start, n, out);
+        break;
     }
 }
 

@@ -21,7 +21,9 @@ struct first_operand {
     using type = T;
 };
 template <class F, class T>
-    requires requires { typename F::template first_operand<T>; }
+requires requires {
+    typename F::template first_operand<T>;
+}
 struct first_operand<F, T> {
     using type = typename F::template first_operand<T>;
 };
@@ -96,7 +98,8 @@ inline kernel_fn kernel_for(op_kind op, dtype operand, dtype result) {
         return detail::typed_kernel<fn::name, arity, op_domain::domain, op_result::res>(operand);
         XTRACE_ELEMENTWISE_OPS(XTRACE_X)
 #undef XTRACE_X
-    default: return nullptr;
+    default:
+        return nullptr;
     }
 }
 

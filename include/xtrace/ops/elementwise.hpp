@@ -33,10 +33,10 @@ constexpr void check_domain() {
 // The tensors among Xs share dtype T, the scalars fit T, and symbolic and eager do not mix.
 template <class T, class... Xs>
 constexpr void check_operands() {
-    static_assert(((!tensor_like<Xs> || std::is_same_v<value_of_t<Xs>, T>) && ...),
+    static_assert(((!tensor_like<Xs> || std::is_same_v<value_of_t<Xs>, T>)&&...),
                   "xtrace: tensors of different dtypes cannot be combined; convert one with "
                   "xtrace::cast<T>(x)");
-    static_assert(((!weak_scalar<Xs> || scalar_fits_v<std::remove_cvref_t<Xs>, T>) && ...),
+    static_assert(((!weak_scalar<Xs> || scalar_fits_v<std::remove_cvref_t<Xs>, T>)&&...),
                   "xtrace: a scalar must fit the tensor's dtype: no floating-point scalar with an "
                   "integer tensor, only bool scalars with bool tensors; use xtrace::cast<T>(x)");
     static_assert(!((symbolic_tensor<Xs> || ...) && (eager_tensor_type<Xs> || ...)),
@@ -166,7 +166,7 @@ auto cast(const X& x) {
 
 #define XTRACE_BINARY(fn, tag)                                                                     \
     template <class A, class B>                                                                    \
-        requires detail::binary_operands<A, B>                                                     \
+    requires detail::binary_operands<A, B>                                                         \
     auto fn(const A& a, const B& b) {                                                              \
         return detail::elementwise<op::tag>(a, b);                                                 \
     }

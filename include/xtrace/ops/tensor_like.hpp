@@ -27,11 +27,11 @@ namespace detail {
 
 /// True when a scalar of type S may stand beside a tensor of T without changing T.
 template <class S, class T>
-inline constexpr bool scalar_fits_v =
-    std::is_same_v<T, bool>
-        ? std::is_same_v<S, bool>
-        : (!std::is_same_v<S, bool> &&
-           (std::is_floating_point_v<T> ? std::is_arithmetic_v<S> : std::is_integral_v<S>));
+inline constexpr bool scalar_fits_v = std::is_same_v<T, bool>
+                                          ? std::is_same_v<S, bool>
+                                          : (!std::is_same_v<S, bool> &&
+                                             (std::is_floating_point_v<T> ? std::is_arithmetic_v<S>
+                                                                          : std::is_integral_v<S>));
 
 /// The element type of X if X is a tensor, else void.
 template <class X>
@@ -52,8 +52,8 @@ struct first_tensor_value {
 };
 template <class X, class... Xs>
 struct first_tensor_value<X, Xs...> {
-    using type = std::conditional_t<tensor_like<X>, value_of_t<X>,
-                                    typename first_tensor_value<Xs...>::type>;
+    using type =
+        std::conditional_t<tensor_like<X>, value_of_t<X>, typename first_tensor_value<Xs...>::type>;
 };
 
 } // namespace detail

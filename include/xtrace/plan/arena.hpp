@@ -64,7 +64,7 @@ private:
     struct chunk {
         explicit chunk(std::size_t n)
             : size(n), data(static_cast<std::byte*>(
-                               ::operator new[](n, std::align_val_t(scratch_alignment)))) {}
+                           ::operator new[](n, std::align_val_t(scratch_alignment)))) {}
         std::size_t size;
         std::unique_ptr<std::byte[], aligned_delete> data;
     };

@@ -15,7 +15,8 @@
 namespace xtrace::plan {
 
 /// Shapes of all nodes of `g` when its tensor arguments have `arg_shapes` (in g.args order).
-inline std::vector<shape_t> bind_shapes(const graph::graph& g, std::span<const shape_t> arg_shapes) {
+inline std::vector<shape_t> bind_shapes(const graph::graph& g,
+                                        std::span<const shape_t> arg_shapes) {
     std::vector<shape_t> shapes(g.nodes.size());
     for (std::size_t i = 0; i < g.args.size(); ++i)
         shapes[g.args[i]] = arg_shapes[i];

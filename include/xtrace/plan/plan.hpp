@@ -62,18 +62,18 @@ struct region {
 
 /// A graph output that is not written by a region (an argument, a constant, a repeated node).
 struct output_copy {
-    std::uint32_t output;   ///< output position
-    graph::node_id node;    ///< whose value to copy
+    std::uint32_t output; ///< output position
+    graph::node_id node;  ///< whose value to copy
 };
 
 /// Everything needed to run a graph on arguments of one concrete shape.
 struct plan {
-    std::vector<shape_t> shapes;       ///< concrete shape per node
-    std::vector<storage> homes;        ///< per node
-    std::vector<region> regions;       ///< in execution order
-    std::vector<output_copy> copies;   ///< run after the regions
-    std::size_t temp_bytes = 0;        ///< scratch for intermediate tensors
-    std::size_t register_bytes = 0;    ///< scratch for the largest region's registers
+    std::vector<shape_t> shapes;     ///< concrete shape per node
+    std::vector<storage> homes;      ///< per node
+    std::vector<region> regions;     ///< in execution order
+    std::vector<output_copy> copies; ///< run after the regions
+    std::size_t temp_bytes = 0;      ///< scratch for intermediate tensors
+    std::size_t register_bytes = 0;  ///< scratch for the largest region's registers
 };
 
 namespace detail {
@@ -91,7 +91,9 @@ inline std::size_t l1_data_bytes() {
     return bytes;
 }
 
-inline std::size_t round_up(std::size_t n, std::size_t to) { return (n + to - 1) / to * to; }
+inline std::size_t round_up(std::size_t n, std::size_t to) {
+    return (n + to - 1) / to * to;
+}
 
 // True when region `from` depends, directly or not, on region `to`.
 inline bool reaches(const std::vector<std::vector<int>>& deps, int from, int to) {
@@ -114,7 +116,8 @@ inline std::uint64_t constant_bits(const graph::node& n) {
     std::uint64_t bits = 0;
     visit_dtype(n.type, [&](auto tag) {
         using T = typename decltype(tag)::type;
-        const T v = std::is_floating_point_v<T> ? static_cast<T>(n.fvalue) : static_cast<T>(n.ivalue);
+        const T v =
+            std::is_floating_point_v<T> ? static_cast<T>(n.fvalue) : static_cast<T>(n.ivalue);
         std::memcpy(&bits, &v, sizeof v);
     });
     return bits;
@@ -205,7 +208,8 @@ inline plan build(const graph::graph& g, std::span<const shape_t> arg_shapes) {
             if (regions[r].shape != p.shapes[id])
                 return false;
             for (auto in : n.inputs)
-                if (region_of[in] >= 0 && region_of[in] != r && detail::reaches(deps, region_of[in], r))
+                if (region_of[in] >= 0 && region_of[in] != r &&
+                    detail::reaches(deps, region_of[in], r))
                     return false;
             return true;
         };
@@ -251,17 +255,17 @@ inline plan build(const graph::graph& g, std::span<const shape_t> arg_shapes) {
     for (graph::node_id id = 0; id < count; ++id)
         if (needed_outside[id] && p.homes[id].home == home::none) {
             p.homes[id] = {home::temp, 0, p.temp_bytes, 0};
-            p.temp_bytes += detail::round_up(
-                static_cast<std::size_t>(num_elements(p.shapes[id])) * dtype_size(g[id].type),
-                scratch_alignment);
+            p.temp_bytes += detail::round_up(static_cast<std::size_t>(num_elements(p.shapes[id])) *
+                                                 dtype_size(g[id].type),
+                                             scratch_alignment);
         }
 
     // Regions run in dependency order (creation order among the ready ones).
     std::vector<char> done(regions.size(), 0);
     for (std::size_t placed = 0; placed < regions.size();) {
         for (std::size_t r = 0; r < regions.size(); ++r) {
-            if (done[r] || !std::all_of(deps[r].begin(), deps[r].end(),
-                                        [&](int d) { return done[d] != 0; }))
+            if (done[r] ||
+                !std::all_of(deps[r].begin(), deps[r].end(), [&](int d) { return done[d] != 0; }))
                 continue;
             region& reg = regions[r];
             for (auto id : reg.nodes)
@@ -272,8 +276,8 @@ inline plan build(const graph::graph& g, std::span<const shape_t> arg_shapes) {
             for (auto id : reg.nodes)
                 reg.live_out.push_back(p.homes[id].home != home::none);
             detail::lay_out(reg, g);
-            p.register_bytes = std::max(p.register_bytes,
-                                        std::size_t(reg.register_count) * reg.block * 8);
+            p.register_bytes =
+                std::max(p.register_bytes, std::size_t(reg.register_count) * reg.block * 8);
             p.regions.push_back(std::move(reg));
             done[r] = 1;
             ++placed;

@@ -129,9 +129,8 @@ private:
         }
         for (auto id : g.args)
             out.args.push_back(remap[id]);
-        std::sort(out.args.begin(), out.args.end(), [&](auto a, auto b) {
-            return out.nodes[a].index < out.nodes[b].index;
-        });
+        std::sort(out.args.begin(), out.args.end(),
+                  [&](auto a, auto b) { return out.nodes[a].index < out.nodes[b].index; });
         for (auto id : g.outputs)
             out.outputs.push_back(remap[id]);
         return out;
