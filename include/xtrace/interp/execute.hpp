@@ -72,26 +72,50 @@ private:
         return buffer;
     }
 
-    enum class access : std::uint8_t { in_place, gather, splat };
+    enum class access : std::uint8_t { fixed, in_place, gather };
+
+    // Per input, decided once per call: where it is and how a block reads it.
+    struct input_state {
+        access mode;
+        std::size_t size;        // element bytes
+        const std::byte* base;   // its data
+        std::byte* reg;          // its register (gather)
+        const std::int64_t* eff; // strides broadcast to the region's shape (gather)
+    };
 
     void run_region(const plan::region& r, plan::scratch_scope& scratch) {
         const std::size_t rank = r.shape.size();
         const std::size_t n_in = r.inputs.size();
+        const std::size_t n_nodes = r.nodes.size();
         const std::size_t slots = r.registers.size();
         const std::size_t block_bytes = r.block * 8;
-        // Per input: how it is read and its strides broadcast to the region's shape.
         std::array<std::int64_t, XTRACE_MAX_RANK> region_strides{};
         contiguous_strides(r.shape.data(), rank, region_strides.data());
-        auto* modes = reinterpret_cast<access*>(scratch.allocate(n_in * sizeof(access) + 1));
+        auto* inputs =
+            reinterpret_cast<input_state*>(scratch.allocate(n_in * sizeof(input_state) + 1));
         auto* eff = reinterpret_cast<std::int64_t*>(
             scratch.allocate(n_in * (rank + 1) * sizeof(std::int64_t) + 1));
         auto* ptrs = reinterpret_cast<std::byte**>(scratch.allocate(slots * sizeof(std::byte*)));
+        auto* outs =
+            reinterpret_cast<std::byte**>(scratch.allocate(n_nodes * sizeof(std::byte*) + 1));
         for (std::size_t i = 0; i < slots; ++i)
             ptrs[i] = r.registers[i] == plan::no_register
                           ? nullptr
                           : registers_ + std::size_t(r.registers[i]) * block_bytes;
+        for (std::size_t k = 0; k < n_nodes; ++k)
+            outs[k] = r.live_out[k] ? home_data(r.nodes[k]) : nullptr;
         for (std::size_t i = 0; i < n_in; ++i) {
             const graph::node_id id = r.inputs[i];
+            input_state& in = inputs[i];
+            in.size = dtype_size(g_[id].type);
+            in.base = home_data(id);
+            in.reg = ptrs[i];
+            in.eff = eff + i * (rank + 1);
+            if (r.registers[i] == plan::no_register) { // a constant splatted by its kernels
+                in.mode = access::fixed;
+                ptrs[i] = const_cast<std::byte*>(in.base);
+                continue;
+            }
             const shape_t& s = p_.shapes[id];
             std::array<std::int64_t, XTRACE_MAX_RANK> own{};
             const std::int64_t* st = home_strides(id, own.data());
@@ -106,29 +130,25 @@ private:
                     constant = constant && e[d] == 0;
                 }
             }
-            const std::size_t size = dtype_size(g_[id].type);
-            if (constant) {
-                modes[i] = access::splat;
-                gather(home_data(id), size, e, r.shape.data(), rank, 0, r.block, ptrs[i]);
+            if (constant) { // one value: fill the register once for every block
+                in.mode = access::fixed;
+                gather(in.base, in.size, e, r.shape.data(), rank, 0, r.block, in.reg);
             } else {
-                modes[i] = contiguous ? access::in_place : access::gather;
+                in.mode = contiguous ? access::in_place : access::gather;
             }
         }
         for (std::size_t start = 0; start < r.size; start += r.block) {
             const std::size_t n = std::min(r.block, r.size - start);
             for (std::size_t i = 0; i < n_in; ++i) {
-                const graph::node_id id = r.inputs[i];
-                const std::size_t size = dtype_size(g_[id].type);
-                if (modes[i] == access::in_place)
-                    ptrs[i] = home_data(id) + start * size;
-                else if (modes[i] == access::gather)
-                    gather(home_data(id), size, eff + i * (rank + 1), r.shape.data(), rank, start,
-                           n, registers_ + std::size_t(r.registers[i]) * block_bytes);
+                const input_state& in = inputs[i];
+                if (in.mode == access::in_place)
+                    ptrs[i] = const_cast<std::byte*>(in.base) + start * in.size;
+                else if (in.mode == access::gather)
+                    gather(in.base, in.size, in.eff, r.shape.data(), rank, start, n, in.reg);
             }
-            for (std::size_t k = 0; k < r.nodes.size(); ++k)
-                if (r.live_out[k])
-                    ptrs[n_in + k] =
-                        home_data(r.nodes[k]) + start * dtype_size(g_[r.nodes[k]].type);
+            for (std::size_t k = 0; k < n_nodes; ++k)
+                if (outs[k])
+                    ptrs[n_in + k] = outs[k] + start * dtype_size(g_[r.nodes[k]].type);
             for (const auto& ins : r.program) {
                 const void* in[3] = {ptrs[ins.in[0]], ptrs[ins.in[1]], ptrs[ins.in[2]]};
                 ins.fn(in, ptrs[ins.out], n);

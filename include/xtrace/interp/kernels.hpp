@@ -28,7 +28,8 @@ struct first_operand<F, T> {
     using type = typename F::template first_operand<T>;
 };
 
-template <class F, class T, class R, int Arity>
+// Splat: which operand (0 or 1) of a binary op is one value read once, or -1 for none.
+template <class F, class T, class R, int Arity, int Splat = -1>
 void elementwise_kernel(const void* const* in, void* out, std::size_t n) {
     using T0 = typename first_operand<F, T>::type;
     const auto* a = static_cast<const T0*>(in[0]);
@@ -39,21 +40,32 @@ void elementwise_kernel(const void* const* in, void* out, std::size_t n) {
     if constexpr (F::template simd<T> && std::is_same_v<T, R> && std::is_same_v<T0, T>) {
         using B = simd::batch<T>;
         constexpr std::size_t w = B::size;
-        for (; i + w <= n; i += w) {
-            if constexpr (Arity == 1)
-                F{}(B::load_unaligned(a + i)).store_unaligned(o + i);
-            else if constexpr (Arity == 2)
-                F{}(B::load_unaligned(a + i), B::load_unaligned(b + i)).store_unaligned(o + i);
-            else
-                F{}(B::load_unaligned(a + i), B::load_unaligned(b + i), B::load_unaligned(c + i))
-                    .store_unaligned(o + i);
+        if constexpr (Splat == 0) {
+            const B sa(a[0]);
+            for (; i + w <= n; i += w)
+                F{}(sa, B::load_unaligned(b + i)).store_unaligned(o + i);
+        } else if constexpr (Splat == 1) {
+            const B sb(b[0]);
+            for (; i + w <= n; i += w)
+                F{}(B::load_unaligned(a + i), sb).store_unaligned(o + i);
+        } else {
+            for (; i + w <= n; i += w) {
+                if constexpr (Arity == 1)
+                    F{}(B::load_unaligned(a + i)).store_unaligned(o + i);
+                else if constexpr (Arity == 2)
+                    F{}(B::load_unaligned(a + i), B::load_unaligned(b + i)).store_unaligned(o + i);
+                else
+                    F{}(B::load_unaligned(a + i), B::load_unaligned(b + i),
+                        B::load_unaligned(c + i))
+                        .store_unaligned(o + i);
+            }
         }
     }
     for (; i < n; ++i) {
         if constexpr (Arity == 1)
             o[i] = static_cast<R>(F{}(a[i]));
         else if constexpr (Arity == 2)
-            o[i] = static_cast<R>(F{}(a[i], b[i]));
+            o[i] = static_cast<R>(F{}(a[Splat == 0 ? 0 : i], b[Splat == 1 ? 0 : i]));
         else
             o[i] = static_cast<R>(F{}(a[i], b[i], c[i]));
     }
@@ -68,11 +80,17 @@ void cast_kernel(const void* const* in, void* out, std::size_t n) {
 }
 
 template <class F, int Arity, op_domain Domain, op_result Result>
-kernel_fn typed_kernel(dtype operand) {
-    return visit_dtype(operand, [](auto tag) -> kernel_fn {
+kernel_fn typed_kernel(dtype operand, int splat) {
+    return visit_dtype(operand, [splat](auto tag) -> kernel_fn {
         using T = typename decltype(tag)::type;
         if constexpr (accepts(Domain, dtype_of_v<T>)) {
             using R = std::conditional_t<Result == op_result::boolean, bool, T>;
+            if constexpr (Arity == 2) {
+                if (splat == 0)
+                    return &elementwise_kernel<F, T, R, Arity, 0>;
+                if (splat == 1)
+                    return &elementwise_kernel<F, T, R, Arity, 1>;
+            }
             return &elementwise_kernel<F, T, R, Arity>;
         } else {
             return nullptr;
@@ -83,8 +101,9 @@ kernel_fn typed_kernel(dtype operand) {
 } // namespace detail
 
 /// The kernel of elementwise op `op` on operands of dtype `operand` (for where: the branches'),
-/// producing `result`; nullptr for a combination the front end never builds.
-inline kernel_fn kernel_for(op_kind op, dtype operand, dtype result) {
+/// producing `result`; for binary ops, operand `splat` (0 or 1) may be a single value read once.
+/// nullptr for a combination the front end never builds.
+inline kernel_fn kernel_for(op_kind op, dtype operand, dtype result, int splat = -1) {
     switch (op) {
     case op_kind::cast:
         return visit_dtype(operand, [&](auto from) {
@@ -95,7 +114,8 @@ inline kernel_fn kernel_for(op_kind op, dtype operand, dtype result) {
         });
 #define XTRACE_X(name, arity, domain, res)                                                         \
     case op_kind::name:                                                                            \
-        return detail::typed_kernel<fn::name, arity, op_domain::domain, op_result::res>(operand);
+        return detail::typed_kernel<fn::name, arity, op_domain::domain, op_result::res>(operand,   \
+                                                                                        splat);
         XTRACE_ELEMENTWISE_OPS(XTRACE_X)
 #undef XTRACE_X
     default:

@@ -135,25 +135,37 @@ inline void lay_out(region& r, const graph::graph& g) {
     };
     const std::size_t slots = n_in + r.nodes.size();
     std::vector<std::size_t> last_use(slots, 0);
+    // A constant read only by binary ops is splatted inside their kernels: it needs no register.
+    std::vector<char> needs_register(n_in, 0);
+    for (std::size_t i = 0; i < n_in; ++i)
+        needs_register[i] = g[r.inputs[i]].op != op_kind::constant;
     r.program.resize(r.nodes.size());
     for (std::size_t i = 0; i < r.nodes.size(); ++i) {
         const graph::node& n = g[r.nodes[i]];
         instruction& ins = r.program[i];
-        const dtype operand = n.op == op_kind::where ? g[n.inputs[1]].type : g[n.inputs[0]].type;
-        ins.fn = interp::kernel_for(n.op, operand, n.type);
+        int splat = -1;
         for (std::size_t k = 0; k < n.inputs.size(); ++k) {
             ins.in[k] = slot_of(n.inputs[k]);
             last_use[ins.in[k]] = i;
+            if (ins.in[k] < n_in && g[n.inputs[k]].op == op_kind::constant) {
+                if (n.inputs.size() == 2 && splat < 0)
+                    splat = static_cast<int>(k);
+                else
+                    needs_register[ins.in[k]] = 1;
+            }
         }
+        const dtype operand = n.op == op_kind::where ? g[n.inputs[1]].type : g[n.inputs[0]].type;
+        ins.fn = interp::kernel_for(n.op, operand, n.type, splat);
         ins.out = static_cast<std::uint16_t>(n_in + i);
     }
-    // Every input keeps a register for the whole block (gathered or splatted into it); computed
-    // nodes that are not live-out share registers once their last reader has run. Kernels read
-    // element i before writing it, so a result may take its operand's register.
+    // Inputs that need one keep a register for the whole block (gathered or splatted into it);
+    // computed nodes that are not live-out share registers once their last reader has run.
+    // Kernels read element i before writing it, so a result may take its operand's register.
     r.registers.assign(slots, no_register);
     std::uint16_t count = 0;
     for (std::size_t i = 0; i < n_in; ++i)
-        r.registers[i] = count++;
+        if (needs_register[i])
+            r.registers[i] = count++;
     std::vector<std::uint16_t> free_list;
     for (std::size_t i = 0; i < r.nodes.size(); ++i) {
         for (std::uint16_t s : r.program[i].in)
