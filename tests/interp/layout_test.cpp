@@ -11,8 +11,10 @@
 using namespace xtrace::testing;
 
 namespace {
-auto model() {
-    return xtrace::function([](auto x, auto y) { return xtrace::tanh(x) * y + 0.5f * x; }, quiet());
+auto model(bool static_fusion = true) {
+    xtrace::options o = quiet();
+    o.static_fusion = static_fusion;
+    return xtrace::function([](auto x, auto y) { return xtrace::tanh(x) * y + 0.5f * x; }, o);
 }
 xt::xarray<float> reference(const xt::xarray<float>& x, const xt::xarray<float>& y) {
     return xt::tanh(x) * y + 0.5f * x;
@@ -76,7 +78,8 @@ TEST_CASE("rank 0 and zero-size arguments") {
 }
 
 TEST_CASE("sizes around SIMD widths and block edges") {
-    auto f = model();
+    const bool fused = GENERATE(true, false);
+    auto f = model(fused);
     for (std::size_t n : {1u, 3u, 7u, 8u, 9u, 15u, 16u, 17u, 1023u, 1024u, 1025u, 5000u, 70001u}) {
         const xt::xarray<float> a = random_array<float>({n});
         const xt::xarray<float> b = random_array<float>({n});
@@ -88,7 +91,8 @@ TEST_CASE("sizes around SIMD widths and block edges") {
 }
 
 TEST_CASE("broadcast along inner and outer axes over many blocks") {
-    auto f = model();
+    const bool fused = GENERATE(true, false);
+    auto f = model(fused);
     const xt::xarray<float> big = random_array<float>({300, 70});
     const xt::xarray<float> row = random_array<float>({70});
     const xt::xarray<float> col = random_array<float>({300, 1});

@@ -9,6 +9,7 @@
 
 #include "../graph/graph.hpp"
 #include "../graph/text.hpp"
+#include "../interp/static_fusion.hpp"
 #include "../plan/plan.hpp"
 #include "options.hpp"
 #include "signature.hpp"
@@ -50,9 +51,10 @@ struct static_ref {
 
 /// One trace: the graph and the signature it serves (dims may be unknown).
 struct trace_entry {
-    signature sig;                    ///< what calls it serves
-    graph::graph g;                   ///< the traced graph
-    std::vector<tensor_spec> outputs; ///< output dtypes and trace-time shapes
+    signature sig;                                    ///< what calls it serves
+    graph::graph g;                                   ///< the traced graph
+    std::vector<tensor_spec> outputs;                 ///< output dtypes and trace-time shapes
+    interp::static_fusion::kernel_fn fused = nullptr; ///< compiled kernel, if the type has one
     std::atomic<std::uint64_t> last_used{0};
     std::size_t bindings = 0; ///< bindings that point here (under the cache lock)
 

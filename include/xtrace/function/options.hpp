@@ -24,6 +24,9 @@ struct options {
     std::string name{};
     /// Where retracing warnings go; empty = one line on std::cerr.
     std::function<void(std::string_view)> on_warning{};
+    /// Compile a purely elementwise graph into one SIMD loop from its expression type; false
+    /// runs every graph through the block interpreter (to compare, or to debug).
+    bool static_fusion = true;
 };
 
 } // namespace xtrace

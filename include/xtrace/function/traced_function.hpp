@@ -88,6 +88,8 @@ public:
     }
     /// The options it was made with.
     const options& opts() const { return cache_->opts(); }
+    /// The wrapped lambda (tf.function's python_function).
+    const F& lambda() const noexcept { return *fn_; }
 
 private:
     template <class Traced, std::size_t... I, class... Args>
@@ -176,6 +178,9 @@ private:
             detail::mark_outputs(out, *b);
         }
         entry->g = b->finish();
+        if constexpr (detail::outputs_of<Traced>::single)
+            if (cache_->opts().static_fusion)
+                entry->fused = interp::static_fusion::kernel_for<Traced>();
         for (auto id : entry->g.outputs)
             entry->outputs.push_back(tensor_spec{entry->g[id].type, entry->g[id].shape});
         return entry;
@@ -212,7 +217,8 @@ private:
                     ((ptrs[k++] = xs.data()), ...);
                 },
                 out);
-        interp::execute(g, p, inputs, ptrs);
+        if (!interp::execute_fused(r.trace->fused, g, p, inputs, ptrs[0]))
+            interp::execute(g, p, inputs, ptrs);
         cache_->add_running_time(std::chrono::steady_clock::now() - start);
         return out;
     }

@@ -7,6 +7,7 @@
 
 #include "../plan/plan.hpp"
 #include "gather.hpp"
+#include "static_fusion.hpp"
 
 #include <array>
 #include <cstddef>
@@ -176,6 +177,32 @@ private:
 };
 
 } // namespace detail
+
+/// Runs the statically fused `kernel` of `g`'s single output when `p` and the arguments' layout
+/// allow it (every argument leaf contiguous); returns false, having done nothing, otherwise.
+inline bool execute_fused(static_fusion::kernel_fn kernel, const graph::graph& g,
+                          const plan::plan& p, std::span<const strided_input> args, void* output) {
+    if (!kernel || p.fused_leaves.empty())
+        return false;
+    const shape_t& shape = p.shapes[g.outputs[0]];
+    std::array<std::int64_t, XTRACE_MAX_RANK> row_major{};
+    contiguous_strides(shape.data(), shape.size(), row_major.data());
+    std::array<const void*, static_fusion::max_leaves> leaves;
+    for (std::size_t k = 0; k < p.fused_leaves.size(); ++k) {
+        const plan::storage& home = p.homes[p.fused_leaves[k]];
+        if (home.home == plan::home::constant) {
+            leaves[k] = &home.bits;
+            continue;
+        }
+        const strided_input& in = args[home.index];
+        for (std::size_t d = 0; d < shape.size(); ++d)
+            if (shape[d] != 1 && in.strides[d] != row_major[d])
+                return false;
+        leaves[k] = in.data;
+    }
+    kernel(leaves.data(), output, static_cast<std::size_t>(num_elements(shape)));
+    return true;
+}
 
 /// Runs `p` (a binding of `g`) on `args` (in g.args order), writing `outputs` (in g.outputs
 /// order), each a contiguous row-major buffer of its output's dtype and concrete shape.

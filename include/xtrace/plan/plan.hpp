@@ -74,6 +74,10 @@ struct plan {
     std::vector<output_copy> copies; ///< run after the regions
     std::size_t temp_bytes = 0;      ///< scratch for intermediate tensors
     std::size_t register_bytes = 0;  ///< scratch for the largest region's registers
+    /// For a statically fused kernel: the leaves (args, constants) reached depth-first from the
+    /// single output, in the order of the expression type; empty when they cannot be used
+    /// (several outputs, too many leaves, or an argument of another shape than the output).
+    std::vector<graph::node_id> fused_leaves;
 };
 
 namespace detail {
@@ -193,6 +197,32 @@ inline void lay_out(region& r, const graph::graph& g) {
     r.block = std::min(block, std::max<std::size_t>(r.size, 1));
 }
 
+// Leaves depth-first from the output, as the expression type lists them (a tree walk of the
+// DAG, so capped: a larger tree runs through the interpreter).
+inline void find_fused_leaves(const graph::graph& g, plan& p) {
+    constexpr std::size_t cap = 64;
+    if (g.outputs.size() != 1)
+        return;
+    const shape_t& out = p.shapes[g.outputs[0]];
+    std::vector<graph::node_id> leaves, stack{g.outputs[0]};
+    while (!stack.empty()) {
+        const graph::node_id id = stack.back();
+        stack.pop_back();
+        const graph::node& n = g[id];
+        if (n.op == op_kind::arg || n.op == op_kind::constant) {
+            if ((n.op == op_kind::arg && p.shapes[id] != out) || leaves.size() == cap)
+                return;
+            leaves.push_back(id);
+            continue;
+        }
+        if (!info(n.op).elementwise || p.shapes[id] != out)
+            return;
+        for (auto it = n.inputs.rbegin(); it != n.inputs.rend(); ++it)
+            stack.push_back(*it);
+    }
+    p.fused_leaves = std::move(leaves);
+}
+
 } // namespace detail
 
 /// Binds `g` to its arguments' concrete shapes: fused regions, homes and block programs.
@@ -295,6 +325,7 @@ inline plan build(const graph::graph& g, std::span<const shape_t> arg_shapes) {
             ++placed;
         }
     }
+    detail::find_fused_leaves(g, p);
     return p;
 }
 

@@ -1,0 +1,48 @@
+// Which expression types compile into one SIMD loop, and that the loop agrees with the block
+// interpreter.
+
+#include "support/testing.hpp"
+
+#include <xtensor/xview.hpp>
+
+using namespace xtrace;
+using namespace xtrace::testing;
+
+namespace {
+auto gelu = [](auto x) {
+    return 0.5f * x * (1.f + xtrace::tanh(0.7978845608f * (x + 0.044715f * x * x * x)));
+};
+using gelu_graph = graph_t<decltype(xtrace::function(gelu)), xt::xarray<float>>;
+} // namespace
+
+static_assert(interp::static_fusion::fusable<gelu_graph>);
+static_assert(interp::static_fusion::leaf_count<gelu_graph> == 9);
+static_assert(interp::static_fusion::fusable<node<op::div, arg<0, double>, arg<1, double>>>);
+// Integer division checks its divisor per element; comparisons change dtype: interpreter only.
+static_assert(!interp::static_fusion::fusable<node<op::div, arg<0, int>, arg<1, int>>>);
+static_assert(!interp::static_fusion::fusable<node<op::less, arg<0, float>, arg<1, float>>>);
+static_assert(!interp::static_fusion::fusable<erased<float>>);
+
+TEST_CASE("the fused kernel and the interpreter agree, contiguous or not") {
+    auto fused = xtrace::function(gelu, quiet());
+    auto interpreted = xtrace::function(gelu, quiet({.static_fusion = false}));
+    for (std::size_t n : {0u, 1u, 7u, 16u, 17u, 1025u, 100000u}) {
+        const xt::xarray<float> x = random_array<float>({n});
+        CHECK(close(fused(x), interpreted(x), 4, 1e-6));
+        const xt::xarray<float> m = random_array<float>({n, 3});
+        const auto column = xt::view(m, xt::all(), 1); // strided: falls back to the interpreter
+        CHECK(close(fused(column), interpreted(column), 4, 1e-6));
+    }
+}
+
+TEST_CASE("a shared subexpression and repeated arguments map to the right leaves") {
+    auto f = [](auto x, auto y) {
+        auto s = xtrace::exp(y) - x;
+        return s * s + 3.0 * y - x / 2.0;
+    };
+    auto fused = xtrace::function(f, quiet());
+    const xt::xarray<double> x = random_array<double>({33});
+    const xt::xarray<double> y = random_array<double>({33});
+    const xt::xarray<double> expected = (xt::exp(y) - x) * (xt::exp(y) - x) + 3.0 * y - x / 2.0;
+    CHECK(close(fused(x, y), expected, 8, 1e-12));
+}
