@@ -1,0 +1,23 @@
+# Checks that every code block in README.md preceded by `<!-- snippet: FILE -->` appears
+# verbatim in FILE, so that README examples are the compiled and tested ones.
+file(READ "${ROOT}/README.md" readme)
+# CMake lists split on ";": compare with semicolons replaced on both sides.
+string(REPLACE ";" "<semicolon>" readme "${readme}")
+string(REGEX MATCHALL "<!-- snippet: [^ ]+ -->\n```cpp\n[^`]*```" blocks "${readme}")
+list(LENGTH blocks count)
+if(count EQUAL 0)
+    message(FATAL_ERROR "README.md has no snippets to check")
+endif()
+foreach(block IN LISTS blocks)
+    string(REGEX MATCH "<!-- snippet: ([^ ]+) -->" _ "${block}")
+    set(path "${CMAKE_MATCH_1}")
+    string(REGEX REPLACE "^<!-- snippet: [^ ]+ -->\n```cpp\n" "" code "${block}")
+    string(REGEX REPLACE "```$" "" code "${code}")
+    file(READ "${ROOT}/${path}" source)
+    string(REPLACE ";" "<semicolon>" source "${source}")
+    string(FIND "${source}" "${code}" at)
+    if(at EQUAL -1)
+        message(FATAL_ERROR "README snippet is not in ${path}:\n${code}")
+    endif()
+endforeach()
+message(STATUS "${count} README snippets match their example files")
