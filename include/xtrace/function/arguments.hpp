@@ -81,7 +81,13 @@ void describe(const X& x, std::size_t position, std::vector<std::int64_t>& key,
 /// Key entry that marks a static argument (its value is compared separately).
 inline constexpr std::int64_t static_marker = -2;
 
-template <std::size_t I, class A, bool Tensor = tensor_argument<A>>
+/// A typed tensor spec standing for a tensor argument (get_concrete_function).
+template <class A>
+concept spec_argument = requires { typename std::remove_cvref_t<A>::value_type; } &&
+                        std::is_same_v<std::remove_cvref_t<A>,
+                                       typed_spec<typename std::remove_cvref_t<A>::value_type>>;
+
+template <std::size_t I, class A, bool Tensor = tensor_argument<A> || spec_argument<A>>
 struct params {
     using symbolic = const std::remove_cvref_t<A>&;
     using eager = const std::remove_cvref_t<A>&;

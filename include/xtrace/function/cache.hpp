@@ -143,7 +143,7 @@ public:
         const bool traced = !entry;
         if (traced) {
             const signature target = trace_signature(call);
-            reason = retrace_reason(target);
+            reason = retrace_reason(call);
             entry = trace(target);
         } else {
             hits_.fetch_add(1, std::memory_order_relaxed);
@@ -176,6 +176,34 @@ public:
         if (traced)
             note_trace(now, reason);
         return {entry, plan};
+    }
+
+    /// The cached trace whose signature is exactly `sig`, tracing it if there is none
+    /// (get_concrete_function: traces without running).
+    std::shared_ptr<trace_entry> trace_exact(const signature& sig, const tracer& trace) {
+        std::lock_guard serial(trace_mutex_);
+        {
+            std::shared_lock lock(mutex_);
+            for (const auto& t : traces_)
+                if (t->sig == sig)
+                    return t;
+        }
+        const auto start = std::chrono::steady_clock::now();
+        const std::string reason = retrace_reason(sig);
+        auto entry = trace(sig);
+        entry->last_used = calls_.load(std::memory_order_relaxed);
+        {
+            std::unique_lock lock(mutex_);
+            traces_.push_back(entry);
+            if (++tracing_count_ > 1)
+                reasons_.push_back(reason);
+            evict();
+        }
+        tracing_ns_.fetch_add(std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                  std::chrono::steady_clock::now() - start)
+                                  .count(),
+                              std::memory_order_relaxed);
+        return entry;
     }
 
     /// Adds time spent executing a graph.
@@ -258,40 +286,31 @@ private:
         return out;
     }
 
-    void check_input_signature(const signature& call) const {
-        if (!opts_.input_signature)
-            return;
-        const auto& specs = *opts_.input_signature;
+    std::string who() const { return opts_.name.empty() ? "xtrace::function" : opts_.name; }
+
+    // With an input_signature, the signature every call must fit (static values: the call's).
+    signature declared(const signature& call) const {
+        signature s = call;
         std::size_t t = 0;
-        const std::string who = opts_.name.empty() ? "xtrace::function" : opts_.name;
-        for (std::size_t i = 0; i < call.size(); ++i) {
-            if (!call[i].tensor)
-                continue;
-            if (t >= specs.size())
-                throw signature_error(who + ": arg " + std::to_string(i) +
-                                      " is a tensor beyond input_signature's " +
-                                      std::to_string(specs.size()) + " specs");
-            const tensor_spec& want = specs[t++];
-            const tensor_spec& got = *call[i].tensor;
-            const std::string head = who + ": arg " + std::to_string(i) + " ";
-            if (want.type != got.type)
-                throw signature_error(head + "has dtype " + std::string(dtype_name(got.type)) +
-                                      ", input_signature expects " + want.to_string());
-            if (want.dims.size() != got.dims.size())
-                throw signature_error(head + "has rank " + std::to_string(got.dims.size()) +
-                                      " (shape " + got.to_string() + "), input_signature expects " +
-                                      want.to_string());
-            for (std::size_t d = 0; d < want.dims.size(); ++d)
-                if (want.dims[d] >= 0 && want.dims[d] != got.dims[d])
-                    throw signature_error(
-                        head + "dim " + std::to_string(d) + " is " + std::to_string(got.dims[d]) +
-                        ", input_signature expects " + std::to_string(want.dims[d]) + " (" +
-                        want.to_string() + ", got " + got.to_string() + ")");
-        }
+        const auto& specs = *opts_.input_signature;
+        for (auto& a : s)
+            if (a.tensor) {
+                if (t == specs.size())
+                    throw signature_error(who() + ": the call has more tensor arguments than "
+                                                  "input_signature's " +
+                                          std::to_string(specs.size()) + " specs");
+                a.tensor = specs[t++];
+            }
         if (t != specs.size())
-            throw signature_error(who + ": the call has " + std::to_string(t) +
+            throw signature_error(who() + ": the call has " + std::to_string(t) +
                                   " tensor arguments, input_signature has " +
                                   std::to_string(specs.size()));
+        return s;
+    }
+
+    void check_input_signature(const signature& call) const {
+        if (opts_.input_signature)
+            check_fits(declared(call), call, who(), "input_signature");
     }
 
     std::shared_ptr<trace_entry> fitting_trace(const signature& call) const {
@@ -304,14 +323,8 @@ private:
 
     // The signature to trace for a call no trace fits.
     signature trace_signature(const signature& call) const {
-        if (opts_.input_signature) {
-            signature s = call;
-            std::size_t t = 0;
-            for (auto& a : s)
-                if (a.tensor)
-                    a.tensor = (*opts_.input_signature)[t++];
-            return s;
-        }
+        if (opts_.input_signature)
+            return declared(call);
         if (opts_.reduce_retracing) {
             std::shared_lock lock(mutex_);
             for (auto it = traces_.rbegin(); it != traces_.rend(); ++it)
@@ -321,7 +334,7 @@ private:
         return call;
     }
 
-    // Why tracing `target` now: its differences from the nearest cached trace.
+    // Why tracing for `target` now: its differences from the nearest cached trace.
     std::string retrace_reason(const signature& target) const {
         std::shared_lock lock(mutex_);
         if (tracing_count_ == 0)

@@ -4,6 +4,7 @@
 // Signatures of calls and traces: per argument a tensor spec or a static value. What fits what,
 // how two signatures relax into one, and how they differ (the retrace reasons).
 
+#include "../core/error.hpp"
 #include "../core/spec.hpp"
 #include "static_value.hpp"
 
@@ -68,6 +69,42 @@ inline std::optional<signature> relax(const signature& a, const signature& b) {
                 out[i].tensor->dims[d] = unknown_dim;
     }
     return out;
+}
+
+/// Throws signature_error unless `call` fits `expected`, naming the argument, the dim, and the
+/// expected and actual specs; `who` names the function, `source` where `expected` came from.
+inline void check_fits(const signature& expected, const signature& call, const std::string& who,
+                       const std::string& source) {
+    if (expected.size() != call.size())
+        throw signature_error(who + ": called with " + std::to_string(call.size()) +
+                              " arguments, " + source + " has " + std::to_string(expected.size()));
+    for (std::size_t i = 0; i < call.size(); ++i) {
+        const std::string head = who + ": arg " + std::to_string(i) + " ";
+        const auto &want = expected[i], &got = call[i];
+        if (want.tensor.has_value() != got.tensor.has_value())
+            throw signature_error(head + (got.tensor ? "is a tensor" : "is not a tensor") + ", " +
+                                  source + " expects " +
+                                  (want.tensor ? want.tensor->to_string() : want.value->text()));
+        if (!want.tensor) {
+            if (!(*want.value == *got.value))
+                throw signature_error(head + "is " + got.value->text() + ", " + source +
+                                      " expects " + want.value->text());
+            continue;
+        }
+        const tensor_spec &w = *want.tensor, &g = *got.tensor;
+        if (w.type != g.type)
+            throw signature_error(head + "has dtype " + std::string(dtype_name(g.type)) + ", " +
+                                  source + " expects " + w.to_string());
+        if (w.dims.size() != g.dims.size())
+            throw signature_error(head + "has rank " + std::to_string(g.dims.size()) + " (" +
+                                  g.to_string() + "), " + source + " expects " + w.to_string());
+        for (std::size_t d = 0; d < w.dims.size(); ++d)
+            if (w.dims[d] >= 0 && w.dims[d] != g.dims[d])
+                throw signature_error(head + "dim " + std::to_string(d) + " is " +
+                                      std::to_string(g.dims[d]) + ", " + source + " expects " +
+                                      std::to_string(w.dims[d]) + " (" + w.to_string() +
+                                      ", got " + g.to_string() + ")");
+    }
 }
 
 inline std::string dim_text(dim_t d) {
