@@ -6,10 +6,12 @@ using namespace xtrace::testing;
 
 TEST_CASE("get_concrete_function traces once without running and is callable") {
     int traces = 0;
-    auto f = xtrace::function([&traces](auto x, auto y) {
-        ++traces;
-        return xtrace::exp(x) * y + 1.0f;
-    }, quiet({.name = "model"}));
+    auto f = xtrace::function(
+        [&traces](auto x, auto y) {
+            ++traces;
+            return xtrace::exp(x) * y + 1.0f;
+        },
+        quiet({.name = "model"}));
     auto cf = f.get_concrete_function(xtrace::spec<float>({-1, 3}), xtrace::spec<float>({3}));
     CHECK(traces == 1);
     CHECK(f.tracing_count() == 1);

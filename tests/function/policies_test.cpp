@@ -5,15 +5,19 @@
 using namespace xtrace::testing;
 
 namespace {
-xt::xarray<float> ones(std::vector<std::size_t> shape) { return xt::ones<float>(shape); }
+xt::xarray<float> ones(std::vector<std::size_t> shape) {
+    return xt::ones<float>(shape);
+}
 } // namespace
 
 TEST_CASE("reduce_retracing: shapes [2], [3], [4] trace 1, 2, 2 times") {
     std::vector<std::vector<std::int64_t>> seen;
-    auto f = xtrace::function([&seen](auto x) {
-        seen.push_back(x.shape());
-        return x * 2.f;
-    }, quiet({.reduce_retracing = true}));
+    auto f = xtrace::function(
+        [&seen](auto x) {
+            seen.push_back(x.shape());
+            return x * 2.f;
+        },
+        quiet({.reduce_retracing = true}));
     f(ones({2}));
     CHECK(f.tracing_count() == 1);
     f(ones({3}));
@@ -35,10 +39,12 @@ TEST_CASE("reduce_retracing: shapes [2], [3], [4] trace 1, 2, 2 times") {
 
 TEST_CASE("reduce_retracing: a relaxed trace binds each concrete shape without tracing") {
     int traces = 0;
-    auto f = xtrace::function([&traces](auto x, auto y) {
-        ++traces;
-        return xtrace::exp(x) + y;
-    }, quiet({.reduce_retracing = true}));
+    auto f = xtrace::function(
+        [&traces](auto x, auto y) {
+            ++traces;
+            return xtrace::exp(x) + y;
+        },
+        quiet({.reduce_retracing = true}));
     f(ones({2, 3}), ones({3}));
     f(ones({5, 3}), ones({3}));
     CHECK(traces == 2);
@@ -51,8 +57,10 @@ TEST_CASE("reduce_retracing: a relaxed trace binds each concrete shape without t
     CHECK(f.stats().traces == 2);
 }
 
-TEST_CASE("reduce_retracing: shapes that only concrete dims reveal as incompatible throw at binding") {
-    auto f = xtrace::function([](auto x, auto y) { return x + y; }, quiet({.reduce_retracing = true}));
+TEST_CASE(
+    "reduce_retracing: shapes that only concrete dims reveal as incompatible throw at binding") {
+    auto f =
+        xtrace::function([](auto x, auto y) { return x + y; }, quiet({.reduce_retracing = true}));
     f(ones({2}), ones({2}));
     f(ones({3}), ones({3})); // relaxed: ([?], [?])
     CHECK(f.tracing_count() == 2);
@@ -64,10 +72,12 @@ TEST_CASE("reduce_retracing: shapes that only concrete dims reveal as incompatib
 
 TEST_CASE("input_signature: one trace, unknown dims accept any size") {
     std::vector<std::int64_t> seen;
-    auto f = xtrace::function([&seen](auto x, auto y) {
-        seen = x.shape();
-        return x * y;
-    }, quiet({.input_signature = {{xtrace::spec<float>({-1, 3}), xtrace::spec<float>({3})}}}));
+    auto f = xtrace::function(
+        [&seen](auto x, auto y) {
+            seen = x.shape();
+            return x * y;
+        },
+        quiet({.input_signature = {{xtrace::spec<float>({-1, 3}), xtrace::spec<float>({3})}}}));
     for (std::size_t n : {1u, 2u, 7u, 100u})
         CHECK(f(ones({n, 3}), ones({3})).shape()[0] == n);
     CHECK(f.tracing_count() == 1);
@@ -76,10 +86,11 @@ TEST_CASE("input_signature: one trace, unknown dims accept any size") {
           std::vector<std::string>{"(x0: float32[?,3], x1: float32[3]) -> float32[?,3]"});
 }
 
-TEST_CASE("input_signature: a call that does not fit names the argument, dim, expected and actual") {
-    auto f = xtrace::function([](auto x) { return x + 1.f; },
-                              quiet({.input_signature = {{xtrace::spec<float>({-1, 3})}},
-                                     .name = "predict"}));
+TEST_CASE(
+    "input_signature: a call that does not fit names the argument, dim, expected and actual") {
+    auto f = xtrace::function(
+        [](auto x) { return x + 1.f; },
+        quiet({.input_signature = {{xtrace::spec<float>({-1, 3})}}, .name = "predict"}));
     auto message = [&](const auto& arg) -> std::string {
         try {
             f(arg);

@@ -10,14 +10,16 @@ using namespace xtrace::testing;
 
 TEST_CASE("8 threads, mixed shapes, thousands of calls") {
     std::atomic<int> tracing_now{0}, overlapped{0}, traces{0};
-    auto f = xtrace::function([&](auto x, auto y) {
-        if (tracing_now.fetch_add(1) != 0)
-            overlapped.fetch_add(1);
-        traces.fetch_add(1);
-        std::this_thread::sleep_for(std::chrono::milliseconds(2)); // widen the race window
-        tracing_now.fetch_sub(1);
-        return xtrace::tanh(x) * y + 1.f;
-    }, quiet());
+    auto f = xtrace::function(
+        [&](auto x, auto y) {
+            if (tracing_now.fetch_add(1) != 0)
+                overlapped.fetch_add(1);
+            traces.fetch_add(1);
+            std::this_thread::sleep_for(std::chrono::milliseconds(2)); // widen the race window
+            tracing_now.fetch_sub(1);
+            return xtrace::tanh(x) * y + 1.f;
+        },
+        quiet());
 
     constexpr std::size_t shapes = 6;
     std::vector<xt::xarray<float>> xs, ys, expected;
@@ -49,11 +51,13 @@ TEST_CASE("8 threads, mixed shapes, thousands of calls") {
 
 TEST_CASE("threads missing on the same new signature trace it once") {
     std::atomic<int> traces{0};
-    auto f = xtrace::function([&](auto x) {
-        traces.fetch_add(1);
-        std::this_thread::sleep_for(std::chrono::milliseconds(5));
-        return x * 2.f;
-    }, quiet());
+    auto f = xtrace::function(
+        [&](auto x) {
+            traces.fetch_add(1);
+            std::this_thread::sleep_for(std::chrono::milliseconds(5));
+            return x * 2.f;
+        },
+        quiet());
     const xt::xarray<float> a = random_array<float>({64});
     std::vector<std::thread> threads;
     for (int t = 0; t < 8; ++t)

@@ -83,9 +83,10 @@ inline constexpr std::int64_t static_marker = -2;
 
 /// A typed tensor spec standing for a tensor argument (get_concrete_function).
 template <class A>
-concept spec_argument = requires { typename std::remove_cvref_t<A>::value_type; } &&
-                        std::is_same_v<std::remove_cvref_t<A>,
-                                       typed_spec<typename std::remove_cvref_t<A>::value_type>>;
+concept spec_argument = requires {
+    typename std::remove_cvref_t<A>::value_type;
+}
+&&std::is_same_v<std::remove_cvref_t<A>, typed_spec<typename std::remove_cvref_t<A>::value_type>>;
 
 template <std::size_t I, class A, bool Tensor = tensor_argument<A> || spec_argument<A>>
 struct params {

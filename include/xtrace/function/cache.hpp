@@ -296,8 +296,9 @@ private:
         for (auto& a : s)
             if (a.tensor) {
                 if (t == specs.size())
-                    throw signature_error(who() + ": the call has more tensor arguments than "
-                                                  "input_signature's " +
+                    throw signature_error(who() +
+                                          ": the call has more tensor arguments than "
+                                          "input_signature's " +
                                           std::to_string(specs.size()) + " specs");
                 a.tensor = specs[t++];
             }

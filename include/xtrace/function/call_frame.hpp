@@ -19,8 +19,8 @@
 namespace xtrace::detail {
 
 template <class... Args>
-inline constexpr std::size_t tensor_count_v =
-    (std::size_t(0) + ... + (tensor_argument<Args> ? 1 : 0));
+inline constexpr std::size_t tensor_count_v = (std::size_t(0) + ... +
+                                               (tensor_argument<Args> ? 1 : 0));
 
 /// A call's arguments, described once.
 template <class... Args>
@@ -35,7 +35,8 @@ public:
         std::size_t t = 0;
         [&]<std::size_t... I>(std::index_sequence<I...>) {
             (describe_one(unwrap(std::get<I>(held_)), I, t), ...);
-        }(std::index_sequence_for<Args...>{});
+        }
+        (std::index_sequence_for<Args...>{});
         spare_ = &spare;
     }
     call_frame(const call_frame&) = delete;
@@ -61,7 +62,8 @@ public:
         std::size_t at = 0;
         [&]<std::size_t... I>(std::index_sequence<I...>) {
             (sign_one(arg<I>(), sig, values, at), ...);
-        }(std::index_sequence_for<Args...>{});
+        }
+        (std::index_sequence_for<Args...>{});
         return sig;
     }
 
@@ -72,11 +74,10 @@ private:
             describe(a, position, key_, inputs_[t++]);
         } else {
             key_.push_back(static_marker);
-            statics_[statics_count_++] =
-                static_ref{&a, &typeid(A), static_hash(a),
-                           [](const static_value& v, const void* p) {
-                               return v.matches(*static_cast<const A*>(p));
-                           }};
+            statics_[statics_count_++] = static_ref{&a, &typeid(A), static_hash(a),
+                                                    [](const static_value& v, const void* p) {
+                                                        return v.matches(*static_cast<const A*>(p));
+                                                    }};
         }
     }
 
@@ -127,7 +128,8 @@ auto run_graph(const trace_entry& trace, const plan::plan& p,
         else
             return result(
                 make(std::type_identity<std::tuple_element_t<K, typename outs::types>>{}, K)...);
-    }(std::make_index_sequence<n_out>{});
+    }
+    (std::make_index_sequence<n_out>{});
     std::array<void*, n_out> ptrs;
     if constexpr (outs::single)
         ptrs[0] = out.data();

@@ -102,8 +102,8 @@ inline void check_fits(const signature& expected, const signature& call, const s
             if (w.dims[d] >= 0 && w.dims[d] != g.dims[d])
                 throw signature_error(head + "dim " + std::to_string(d) + " is " +
                                       std::to_string(g.dims[d]) + ", " + source + " expects " +
-                                      std::to_string(w.dims[d]) + " (" + w.to_string() +
-                                      ", got " + g.to_string() + ")");
+                                      std::to_string(w.dims[d]) + " (" + w.to_string() + ", got " +
+                                      g.to_string() + ")");
     }
 }
 

@@ -50,7 +50,8 @@ std::shared_ptr<trace_entry> trace_lambda(const F& fn, const signature& target, 
             param(std::integral_constant<std::size_t, I>{}, args)...};
         const Traced out = std::apply(fn, params);
         mark_outputs(out, *b);
-    }(std::index_sequence_for<Args...>{});
+    }
+    (std::index_sequence_for<Args...>{});
     entry->g = b->finish();
     if constexpr (outputs_of<Traced>::single)
         if (static_fusion)

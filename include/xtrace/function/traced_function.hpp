@@ -95,7 +95,8 @@ private:
                 return [&]<std::size_t... I>(std::index_sequence<I...>) {
                     return detail::trace_lambda<Traced>(*fn_, target, opts().static_fusion,
                                                         frame.template arg<I>()...);
-                }(std::index_sequence_for<Args...>{});
+                }
+                (std::index_sequence_for<Args...>{});
             };
             r = cache_->miss(sig, frame.key(), frame.statics(), values, trace);
         }
