@@ -11,6 +11,7 @@
 #include "function/options.hpp"
 #include "function/run_eagerly.hpp"
 #include "function/traced_function.hpp"
+#include "inspect/inspect.hpp"
 #include "ops/elementwise.hpp"
 #include "ops/erase.hpp"
 

@@ -32,6 +32,16 @@ public:
     /// Element type.
     xtrace::dtype dtype() const noexcept { return dtype_of_v<T>; }
 
+    /// The same code is traced, where tensors have no value: no C++ bool here either.
+    template <class Dummy = void>
+    explicit operator bool() const {
+        static_assert(detail::dependent_false<Dummy>,
+                      "xtrace: a symbolic tensor cannot be used as a C++ bool (if, while, ?:, "
+                      "&&, ||); use xtrace::where(c, a, b) or xtrace::cond(pred, then_fn, "
+                      "else_fn), and & | ! for logic");
+        return false;
+    }
+
 private:
     std::shared_ptr<const xt::xarray<T>> v_;
 };

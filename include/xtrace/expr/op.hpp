@@ -122,6 +122,7 @@ namespace op {
     struct name_ {                                                                                 \
         static constexpr op_kind kind = op_kind::name_;                                            \
         static constexpr std::string_view name = #name_;                                           \
+        friend constexpr bool operator==(name_, name_) { return true; }                            \
     };
 XTRACE_ELEMENTWISE_OPS(XTRACE_X)
 #undef XTRACE_X
@@ -132,6 +133,7 @@ struct cast {
     static constexpr op_kind kind = op_kind::cast;
     static constexpr std::string_view name = "cast";
     using target = T;
+    friend constexpr bool operator==(cast, cast) { return true; }
 };
 } // namespace op
 

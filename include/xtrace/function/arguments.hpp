@@ -34,6 +34,15 @@ concept in_place_tensor = tensor_argument<A> && requires(const std::remove_cvref
     { a.data() } -> std::convertible_to<const tensor_element_t<A>*>;
 };
 
+/// True for arguments xtrace accepts (tensors of a supported dtype, or static values).
+template <class A>
+inline constexpr bool valid_argument_v = [] {
+    if constexpr (tensor_argument<A>)
+        return is_supported_dtype_v<tensor_element_t<A>>;
+    else
+        return true;
+}();
+
 template <class A>
 constexpr void check_argument() {
     if constexpr (tensor_argument<A>)

@@ -25,6 +25,67 @@ struct graph_of {
     using type = decltype(make(std::index_sequence_for<Args...>{}));
 };
 
+/// True when F can be called with the symbolic parameters for Args.
+template <class F, class... Args>
+inline constexpr bool traceable_v = []<std::size_t... I>(std::index_sequence<I...>) {
+    return std::is_invocable_v<const F&, symbolic_param_t<I, Args>...>;
+}
+(std::index_sequence_for<Args...>{});
+
+template <class F>
+struct parameters {
+    static constexpr bool known = false;
+};
+template <class F>
+requires requires {
+    &F::operator();
+} && std::is_member_function_pointer_v<decltype(&F::operator())>
+struct parameters<F> : parameters<decltype(&F::operator())> {
+};
+template <class C, class R, class... Ps>
+struct parameters<R (C::*)(Ps...) const> {
+    static constexpr bool known = true;
+    using types = std::tuple<Ps...>;
+};
+template <class C, class R, class... Ps>
+struct parameters<R (C::*)(Ps...)> : parameters<R (C::*)(Ps...) const> {};
+
+/// The failing parameter shows in the compiler's "with I = ..." line.
+template <std::size_t I, bool Takes>
+constexpr void parameter_takes_symbolic_tensor() {
+    static_assert(Takes, "xtrace::function: the lambda's parameter I (see 'with I = ...' above) "
+                         "cannot take a symbolic tensor; declare it `auto` or `const auto&` so "
+                         "that it can be traced");
+}
+
+/// Reports why F cannot be called with symbolic parameters, naming the parameter if it can.
+template <class F, class... Args>
+constexpr bool parameters_listed() {
+    if constexpr (parameters<F>::known)
+        return std::tuple_size_v<typename parameters<F>::types> == sizeof...(Args);
+    else
+        return false;
+}
+
+template <class F, class... Args>
+constexpr void report_untraceable() {
+    if constexpr (parameters_listed<F, Args...>()) {
+        [&]<std::size_t... I>(std::index_sequence<I...>) {
+            (parameter_takes_symbolic_tensor<
+                 I,
+                 std::is_convertible_v<symbolic_param_t<I, Args>,
+                                       std::tuple_element_t<I, typename parameters<F>::types>>>(),
+             ...);
+        }
+        (std::index_sequence_for<Args...>{});
+    } else {
+        static_assert(dependent_false<F>,
+                      "xtrace::function: the lambda cannot be called with its tensor arguments "
+                      "as symbolic tensors; declare every tensor parameter `auto` or `const "
+                      "auto&` so that it can be traced");
+    }
+}
+
 /// Runs `fn` on symbolic arguments of `target`'s specs (static arguments: `args` themselves)
 /// and records its graph; Traced is the expression type it returns.
 template <class Traced, class F, class... Args>

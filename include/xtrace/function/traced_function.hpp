@@ -36,12 +36,16 @@ public:
     /// Runs the function: from its cached graph, tracing first on a new signature.
     template <class... Args>
     auto operator()(const Args&... args) const {
-        (detail::check_argument<Args>(), ...);
-        if constexpr ((symbolic_tensor<Args> || ...) || (eager_tensor_type<Args> || ...)) {
+        if constexpr (!(detail::valid_argument_v<Args> && ...)) {
+            (detail::check_argument<Args>(), ...); // names the unsupported element type
+        } else if constexpr ((symbolic_tensor<Args> || ...) || (eager_tensor_type<Args> || ...)) {
             return (*fn_)(args...); // inside another trace, or eager: inline the lambda
+        } else if constexpr (!detail::traceable_v<F, Args...>) {
+            detail::report_untraceable<F, Args...>();
+        } else if constexpr (!detail::outputs_of<graph_type<Args...>>::valid) {
+            detail::check_result<graph_type<Args...>>();
         } else {
             using traced = graph_type<Args...>;
-            detail::check_result<traced>();
             using result = typename detail::outputs_of<traced>::result;
             if (functions_run_eagerly())
                 return result(detail::eager_result((*fn_)(detail::eager_param(args)...)));
