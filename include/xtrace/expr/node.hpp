@@ -5,6 +5,7 @@
 // constant<float>>`); the object carries where that node sits in the trace being recorded.
 
 #include "../core/dtype.hpp"
+#include "../interp/kernels.hpp"
 #include "../trace/builder.hpp"
 #include "op.hpp"
 
@@ -121,7 +122,11 @@ node<Op, Children...> make_node(const Children&... children) {
                             ": operands come from different traces; a symbolic tensor was "
                             "captured from another traced function");
     const std::array<graph::node_id, sizeof...(Children)> ids{children.id()...};
-    const auto id = b->add_elementwise(Op::kind, dtype_of_v<typename result::value_type>, ids);
+    using operand = typename std::tuple_element_t<Op::kind == op_kind::where ? 1 : 0,
+                                                  std::tuple<Children...>>::value_type;
+    const auto id =
+        b->add_elementwise(Op::kind, dtype_of_v<typename result::value_type>, ids,
+                           &interp::kernels_of<Op, operand, typename result::value_type>);
     return result(b, id);
 }
 

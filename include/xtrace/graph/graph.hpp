@@ -5,10 +5,22 @@
 #include "../core/shape.hpp"
 #include "../expr/op.hpp"
 
+#include <cstddef>
 #include <cstdint>
 #include <vector>
 
 namespace xtrace::graph {
+
+/// Computes n elements of an elementwise op from operand pointers (one per operand).
+using kernel_fn = void (*)(const void* const* in, void* out, std::size_t n);
+
+/// The compiled kernels of one elementwise op on one dtype: plain, and for binary ops with
+/// operand 0 or 1 a single value read once (a splatted constant).
+struct kernel_set {
+    kernel_fn plain = nullptr;
+    kernel_fn splat_first = nullptr;
+    kernel_fn splat_second = nullptr;
+};
 
 /// Index of a node in its graph; inputs always have smaller ids (the graph is topologically
 /// sorted).
@@ -23,6 +35,9 @@ struct node {
     std::int64_t index = 0;         ///< arg: position of the argument in the call
     double fvalue = 0;              ///< constant of a floating dtype
     std::int64_t ivalue = 0;        ///< constant of an integer or bool dtype
+    /// Elementwise ops: the kernels chosen from the expression type when traced, so that a
+    /// program compiles only the kernels its graphs use.
+    const kernel_set* kernels = nullptr;
 };
 
 /// A traced function's graph: nodes in topological order, the tensor arguments and the outputs.

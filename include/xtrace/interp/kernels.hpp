@@ -5,14 +5,25 @@
 // kernel_fn, chosen when the plan is built so that running it takes no dispatch.
 
 #include "../expr/op.hpp"
+#include "../graph/graph.hpp"
 #include "functors.hpp"
 
 #include <cstddef>
 
 namespace xtrace::interp {
 
-/// Computes n elements of `out` from the operand pointers `in` (one per operand).
-using kernel_fn = void (*)(const void* const* in, void* out, std::size_t n);
+using graph::kernel_fn;
+
+/// The interpreter functor of op tag Op.
+template <class Op>
+struct functor_of {};
+#define XTRACE_X(name, arity, domain, result)                                                      \
+    template <>                                                                                    \
+    struct functor_of<op::name> {                                                                  \
+        using type = fn::name;                                                                     \
+    };
+XTRACE_ELEMENTWISE_OPS(XTRACE_X)
+#undef XTRACE_X
 
 namespace detail {
 
@@ -100,10 +111,30 @@ kernel_fn typed_kernel(dtype operand, int splat) {
 
 } // namespace detail
 
+/// The kernels of op tag Op on operands of element type T (for where: the branches') with
+/// result R: what a node records when it is traced.
+template <class Op, class T, class R>
+inline constexpr graph::kernel_set kernels_of = [] {
+    constexpr int arity = info(Op::kind).arity;
+    using F = typename functor_of<Op>::type;
+    if constexpr (arity == 2)
+        return graph::kernel_set{&detail::elementwise_kernel<F, T, R, 2>,
+                                 &detail::elementwise_kernel<F, T, R, 2, 0>,
+                                 &detail::elementwise_kernel<F, T, R, 2, 1>};
+    else
+        return graph::kernel_set{&detail::elementwise_kernel<F, T, R, arity>, nullptr, nullptr};
+}();
+template <class To, class T, class R>
+inline constexpr graph::kernel_set kernels_of<op::cast<To>, T, R> = {&detail::cast_kernel<T, R>,
+                                                                     nullptr, nullptr};
+
 /// The kernel of elementwise op `op` on operands of dtype `operand` (for where: the branches'),
 /// producing `result`; for binary ops, operand `splat` (0 or 1) may be a single value read once.
-/// nullptr for a combination the front end never builds.
-inline kernel_fn kernel_for(op_kind op, dtype operand, dtype result, int splat = -1) {
+/// nullptr for a combination the front end never builds. For graphs that carry no kernels
+/// (built without expression types); a template, so that only programs that use it compile
+/// every op's kernels.
+template <class = void>
+kernel_fn kernel_for(op_kind op, dtype operand, dtype result, int splat = -1) {
     switch (op) {
     case op_kind::cast:
         return visit_dtype(operand, [&](auto from) {

@@ -11,23 +11,14 @@
 // the type node for node.
 
 #include "../expr/node.hpp"
-#include "functors.hpp"
+#include "kernels.hpp"
 
 #include <cstddef>
 #include <type_traits>
 
 namespace xtrace::interp::static_fusion {
 
-/// The interpreter functor of op tag Op.
-template <class Op>
-struct functor_of {};
-#define XTRACE_X(name, arity, domain, result)                                                      \
-    template <>                                                                                    \
-    struct functor_of<op::name> {                                                                  \
-        using type = fn::name;                                                                     \
-    };
-XTRACE_ELEMENTWISE_OPS(XTRACE_X)
-#undef XTRACE_X
+using interp::functor_of;
 
 /// Leaves of expression E, counted with repetition (the tree, not the DAG).
 template <class E>

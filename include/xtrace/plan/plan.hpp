@@ -6,8 +6,8 @@
 // cached, so a call only walks it.
 
 #include "../config.hpp"
+#include "../core/error.hpp"
 #include "../graph/graph.hpp"
-#include "../interp/kernels.hpp"
 #include "arena.hpp"
 #include "bind_shapes.hpp"
 
@@ -15,6 +15,7 @@
 #include <cstdint>
 #include <cstring>
 #include <limits>
+#include <string>
 #include <unistd.h>
 #include <vector>
 
@@ -42,7 +43,7 @@ inline constexpr std::uint16_t no_register = std::numeric_limits<std::uint16_t>:
 
 /// One kernel call of a region's block program; operands and result are slot numbers.
 struct instruction {
-    interp::kernel_fn fn;
+    graph::kernel_fn fn;
     std::array<std::uint16_t, 3> in{};
     std::uint16_t out = 0;
 };
@@ -158,8 +159,14 @@ inline void lay_out(region& r, const graph::graph& g) {
                     needs_register[ins.in[k]] = 1;
             }
         }
-        const dtype operand = n.op == op_kind::where ? g[n.inputs[1]].type : g[n.inputs[0]].type;
-        ins.fn = interp::kernel_for(n.op, operand, n.type, splat);
+        // Traced nodes carry their kernels; a graph from elsewhere picks them with
+        // interp::kernel_for before planning.
+        if (!n.kernels)
+            throw error("xtrace: graph node " + std::to_string(r.nodes[i]) + " (" +
+                        std::string(info(n.op).name) + ") has no kernels");
+        ins.fn = splat == 0   ? n.kernels->splat_first
+                 : splat == 1 ? n.kernels->splat_second
+                              : n.kernels->plain;
         ins.out = static_cast<std::uint16_t>(n_in + i);
     }
     // Inputs that need one keep a register for the whole block (gathered or splatted into it);

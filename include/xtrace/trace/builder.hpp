@@ -45,7 +45,8 @@ public:
     }
 
     /// An elementwise op over `inputs`, with result dtype `type`; throws shape_error.
-    graph::node_id add_elementwise(op_kind op, dtype type, std::span<const graph::node_id> inputs) {
+    graph::node_id add_elementwise(op_kind op, dtype type, std::span<const graph::node_id> inputs,
+                                   const graph::kernel_set* kernels = nullptr) {
         check_open(info(op).name);
         std::array<const shape_t*, 3> shapes{};
         for (std::size_t i = 0; i < inputs.size(); ++i)
@@ -54,6 +55,7 @@ public:
         n.op = op;
         n.type = type;
         n.inputs.assign(inputs.begin(), inputs.end());
+        n.kernels = kernels;
         n.shape = graph::broadcast_operands(op, std::span(shapes.data(), inputs.size()));
         return intern(std::move(n));
     }
