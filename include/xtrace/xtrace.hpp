@@ -14,5 +14,6 @@
 #include "inspect/inspect.hpp"
 #include "ops/elementwise.hpp"
 #include "ops/erase.hpp"
+#include "ops/reduce.hpp"
 
 #endif

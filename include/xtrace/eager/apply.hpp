@@ -9,7 +9,10 @@
 #include "../graph/shape_inference.hpp"
 #include "tensor.hpp"
 
+#include <algorithm>
 #include <array>
+#include <limits>
+#include <vector>
 
 namespace xtrace::eager {
 
@@ -126,6 +129,71 @@ eager_tensor<R> apply(const eager_tensor<Ts>&... xs) {
         ptrs[i] = &shapes[i];
     graph::broadcast_operands(Op::kind, ptrs);
     return eager_tensor<R>(detail::compute<Op, R>(xs.value()...));
+}
+
+namespace detail {
+// max or min over normalised axes, element by element: every input element is combined into
+// the output element its kept indices name (NaN propagates, an empty reduction is the identity).
+template <bool Max, class T>
+xt::xarray<T> extremum(const xt::xarray<T>& in, const shape_t& shape,
+                       const std::vector<std::int64_t>& axes) {
+    const shape_t out_shape = graph::reduce_shape(shape, axes, false);
+    auto out =
+        xt::xarray<T>::from_shape(std::vector<std::size_t>(out_shape.begin(), out_shape.end()));
+    const T identity =
+        std::numeric_limits<T>::has_infinity
+            ? (Max ? -std::numeric_limits<T>::infinity() : std::numeric_limits<T>::infinity())
+            : (Max ? std::numeric_limits<T>::lowest() : std::numeric_limits<T>::max());
+    out.fill(identity);
+    std::vector<std::size_t> index(shape.size(), 0);
+    for (auto it = in.begin(); it != in.end(); ++it) {
+        std::size_t flat = 0;
+        for (std::size_t d = 0, o = 0; d < shape.size(); ++d)
+            if (!std::binary_search(axes.begin(), axes.end(), std::int64_t(d)))
+                flat = flat * static_cast<std::size_t>(out_shape[o++]) + index[d];
+        T& slot = out.data()[flat];
+        slot = Max ? scalar::maximum(slot, *it) : scalar::minimum(slot, *it);
+        for (std::size_t d = shape.size(); d-- > 0;) {
+            if (++index[d] < static_cast<std::size_t>(shape[d]))
+                break;
+            index[d] = 0;
+        }
+    }
+    return out;
+}
+} // namespace detail
+
+/// Reduction Op of x over `axes` (negative allowed), as tracing would compute it.
+template <class Op, class T>
+eager_tensor<T> reduce(const eager_tensor<T>& x, std::vector<std::int64_t> axes, bool keep_dims) {
+    const shape_t shape(x.shape());
+    const auto norm = graph::normalize_axes(Op::kind, shape, std::move(axes));
+    const std::vector<std::size_t> ax(norm.begin(), norm.end());
+    std::size_t count = 1;
+    for (auto a : norm)
+        count *= static_cast<std::size_t>(shape[static_cast<std::size_t>(a)]);
+    constexpr op_kind k = Op::kind;
+    xt::xarray<T> r;
+    if (norm.empty())
+        r = x.value();
+    else if constexpr (k == op_kind::sum || k == op_kind::mean)
+        r = xt::sum(x.value(), ax);
+    else if constexpr (k == op_kind::prod)
+        r = xt::prod(x.value(), ax);
+    else
+        r = detail::extremum<k == op_kind::max>(x.value(), shape, norm);
+    if constexpr (k == op_kind::mean) {
+        if (!norm.empty()) {
+            if constexpr (std::is_integral_v<T>)
+                r = count == 0 ? xt::xarray<T>(xt::zeros_like(r))
+                               : xt::xarray<T>(r / static_cast<T>(count));
+            else
+                r = r / static_cast<T>(count);
+        }
+    }
+    const shape_t out = graph::reduce_shape(shape, norm, keep_dims);
+    r.reshape(std::vector<std::size_t>(out.begin(), out.end()));
+    return eager_tensor<T>(std::move(r));
 }
 
 } // namespace xtrace::eager

@@ -130,6 +130,15 @@ node<Op, Children...> make_node(const Children&... children) {
     return result(b, id);
 }
 
+/// Records reduction `Op` of `x` over `axes` in x's trace.
+template <class Op, class X>
+node<Op, X> make_reduction(const X& x, std::vector<std::int64_t> axes, bool keep_dims,
+                           graph::reduce_fn kernel) {
+    const auto id = x.builder()->add_reduction(Op::kind, dtype_of_v<typename X::value_type>, x.id(),
+                                               std::move(axes), keep_dims, kernel);
+    return node<Op, X>(x.builder(), id);
+}
+
 /// A constant of dtype T in the trace of `like`.
 template <class T, class U>
 constant<T> make_constant(const symbolic<U>& like, T value) {

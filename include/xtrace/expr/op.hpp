@@ -64,6 +64,14 @@ enum class op_result : std::uint8_t {
     X(where, 3, any, same)                                                                         \
     X(clip, 3, numeric, same)
 
+// X(name, domain) for the reductions over a list of axes.
+#define XTRACE_REDUCTION_OPS(X)                                                                    \
+    X(sum, numeric)                                                                                \
+    X(mean, numeric)                                                                               \
+    X(max, numeric)                                                                                \
+    X(min, numeric)                                                                                \
+    X(prod, numeric)
+
 /// The kind of a graph node.
 enum class op_kind : std::uint8_t {
     arg,      ///< a tensor argument of the traced function
@@ -71,6 +79,9 @@ enum class op_kind : std::uint8_t {
     cast,     ///< elementwise conversion to the node's dtype
 #define XTRACE_X(name, arity, domain, result) name,
     XTRACE_ELEMENTWISE_OPS(XTRACE_X)
+#undef XTRACE_X
+#define XTRACE_X(name, domain) name,
+        XTRACE_REDUCTION_OPS(XTRACE_X)
 #undef XTRACE_X
 };
 
@@ -81,24 +92,30 @@ struct op_info {
     op_domain domain;      ///< accepted operand dtypes
     op_result result;      ///< result dtype rule
     bool elementwise;      ///< fusable into an elementwise region
+    bool reduction;        ///< reduces over a list of axes
 };
 
 /// The facts of op kind k.
 constexpr op_info info(op_kind k) noexcept {
     switch (k) {
     case op_kind::arg:
-        return {"arg", 0, op_domain::any, op_result::same, false};
+        return {"arg", 0, op_domain::any, op_result::same, false, false};
     case op_kind::constant:
-        return {"constant", 0, op_domain::any, op_result::same, false};
+        return {"constant", 0, op_domain::any, op_result::same, false, false};
     case op_kind::cast:
-        return {"cast", 1, op_domain::any, op_result::target, true};
+        return {"cast", 1, op_domain::any, op_result::target, true, false};
 #define XTRACE_X(name, arity, domain, result)                                                      \
     case op_kind::name:                                                                            \
-        return {#name, arity, op_domain::domain, op_result::result, true};
+        return {#name, arity, op_domain::domain, op_result::result, true, false};
         XTRACE_ELEMENTWISE_OPS(XTRACE_X)
 #undef XTRACE_X
+#define XTRACE_X(name, domain)                                                                     \
+    case op_kind::name:                                                                            \
+        return {#name, 1, op_domain::domain, op_result::same, false, true};
+        XTRACE_REDUCTION_OPS(XTRACE_X)
+#undef XTRACE_X
     }
-    return {"?", 0, op_domain::any, op_result::same, false};
+    return {"?", 0, op_domain::any, op_result::same, false, false};
 }
 
 /// True when an op of domain d accepts operands of dtype t.
@@ -125,6 +142,14 @@ namespace op {
         friend constexpr bool operator==(name_, name_) { return true; }                            \
     };
 XTRACE_ELEMENTWISE_OPS(XTRACE_X)
+#undef XTRACE_X
+#define XTRACE_X(name_, domain_)                                                                   \
+    struct name_ {                                                                                 \
+        static constexpr op_kind kind = op_kind::name_;                                            \
+        static constexpr std::string_view name = #name_;                                           \
+        friend constexpr bool operator==(name_, name_) { return true; }                            \
+    };
+XTRACE_REDUCTION_OPS(XTRACE_X)
 #undef XTRACE_X
 
 /// Conversion to element type T; `op::cast<>` stands for every cast in inspection queries.

@@ -22,6 +22,12 @@ struct kernel_set {
     kernel_fn splat_second = nullptr;
 };
 
+/// Reduces a strided tensor (element strides, shape, rank) over the dims set in `axes_mask`
+/// into a contiguous result.
+using reduce_fn = void (*)(const std::byte* in, const std::int64_t* strides,
+                           const std::int64_t* shape, std::size_t rank, std::uint64_t axes_mask,
+                           std::byte* out);
+
 /// Index of a node in its graph; inputs always have smaller ids (the graph is topologically
 /// sorted).
 using node_id = std::uint32_t;
@@ -38,6 +44,9 @@ struct node {
     /// Elementwise ops: the kernels chosen from the expression type when traced, so that a
     /// program compiles only the kernels its graphs use.
     const kernel_set* kernels = nullptr;
+    std::vector<std::int64_t> axes; ///< reductions: the reduced dims, sorted, non-negative
+    bool keep_dims = false;         ///< reductions: reduced dims kept with size 1
+    reduce_fn reduce = nullptr;     ///< reductions: the kernel chosen from the expression type
 };
 
 /// A traced function's graph: nodes in topological order, the tensor arguments and the outputs.

@@ -8,8 +8,10 @@
 #include "../core/shape.hpp"
 #include "../expr/op.hpp"
 
+#include <algorithm>
 #include <span>
 #include <string>
+#include <vector>
 
 namespace xtrace::graph {
 
@@ -29,6 +31,40 @@ inline shape_t broadcast_operands(op_kind op, std::span<const shape_t* const> op
             throw shape_error(msg);
         }
         out = std::move(*b);
+    }
+    return out;
+}
+
+/// Sorted, non-negative axes of a reduction over `axes` (negative counts from the end) of a
+/// tensor of `shape`; throws shape_error for an axis out of range or given twice.
+inline std::vector<std::int64_t> normalize_axes(op_kind op, const shape_t& shape,
+                                                std::vector<std::int64_t> axes) {
+    const auto rank = static_cast<std::int64_t>(shape.size());
+    for (auto& a : axes) {
+        if (a < -rank || a >= rank)
+            throw shape_error("xtrace::" + std::string(info(op).name) + ": axis " +
+                              std::to_string(a) + " is out of range for shape " +
+                              shape_string(shape));
+        if (a < 0)
+            a += rank;
+    }
+    std::sort(axes.begin(), axes.end());
+    if (std::adjacent_find(axes.begin(), axes.end()) != axes.end())
+        throw shape_error("xtrace::" + std::string(info(op).name) +
+                          ": an axis is repeated for shape " + shape_string(shape));
+    return axes;
+}
+
+/// Shape of a reduction over normalised `axes`.
+inline shape_t reduce_shape(const shape_t& shape, const std::vector<std::int64_t>& axes,
+                            bool keep_dims) {
+    shape_t out;
+    for (std::size_t d = 0; d < shape.size(); ++d) {
+        const bool reduced = std::binary_search(axes.begin(), axes.end(), std::int64_t(d));
+        if (!reduced)
+            out.push_back(shape[d]);
+        else if (keep_dims)
+            out.push_back(1);
     }
     return out;
 }

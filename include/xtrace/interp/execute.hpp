@@ -38,9 +38,15 @@ public:
         plan::scratch_scope scratch;
         temps_ = scratch.allocate(p_.temp_bytes + 1);
         registers_ = scratch.allocate(p_.register_bytes + 1);
-        for (const auto& r : p_.regions)
+        for (const plan::step& s : p_.order) {
+            if (s.kind == plan::step_kind::reduction) {
+                run_reduction(p_.reductions[s.index]);
+                continue;
+            }
+            const plan::region& r = p_.regions[s.index];
             if (r.size > 0)
                 run_region(r, scratch);
+        }
         for (const auto& c : p_.copies)
             copy_out(c);
     }
@@ -155,6 +161,18 @@ private:
                 ins.fn(in, ptrs[ins.out], n);
             }
         }
+    }
+
+    void run_reduction(graph::node_id id) {
+        const graph::node& n = g_[id];
+        const graph::node_id in = n.inputs[0];
+        const shape_t& shape = p_.shapes[in];
+        std::array<std::int64_t, XTRACE_MAX_RANK> own{};
+        const std::int64_t* st = home_strides(in, own.data());
+        std::uint64_t mask = 0;
+        for (auto a : n.axes)
+            mask |= std::uint64_t(1) << a;
+        n.reduce(home_data(in), st, shape.data(), shape.size(), mask, home_data(id));
     }
 
     void copy_out(const plan::output_copy& c) {

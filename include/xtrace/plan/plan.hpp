@@ -67,14 +67,28 @@ struct output_copy {
     graph::node_id node;  ///< whose value to copy
 };
 
+/// What a step of a plan runs.
+enum class step_kind : std::uint8_t {
+    region,   ///< a fused elementwise region
+    reduction ///< one reduction node
+};
+
+/// One step, in execution order: which kind, and its index in plan::regions or reductions.
+struct step {
+    step_kind kind;
+    std::uint32_t index;
+};
+
 /// Everything needed to run a graph on arguments of one concrete shape.
 struct plan {
-    std::vector<shape_t> shapes;     ///< concrete shape per node
-    std::vector<storage> homes;      ///< per node
-    std::vector<region> regions;     ///< in execution order
-    std::vector<output_copy> copies; ///< run after the regions
-    std::size_t temp_bytes = 0;      ///< scratch for intermediate tensors
-    std::size_t register_bytes = 0;  ///< scratch for the largest region's registers
+    std::vector<shape_t> shapes;            ///< concrete shape per node
+    std::vector<storage> homes;             ///< per node
+    std::vector<region> regions;            ///< fused regions, in execution order
+    std::vector<graph::node_id> reductions; ///< reduction nodes, in execution order
+    std::vector<step> order;                ///< every step, in execution order
+    std::vector<output_copy> copies;        ///< run after the regions
+    std::size_t temp_bytes = 0;             ///< scratch for intermediate tensors
+    std::size_t register_bytes = 0;         ///< scratch for the largest region's registers
     /// For a statically fused kernel: the leaves (args, constants) reached depth-first from the
     /// single output, in the order of the expression type; empty when they cannot be used
     /// (several outputs, too many leaves, or an argument of another shape than the output).
@@ -246,15 +260,32 @@ inline plan build(const graph::graph& g, std::span<const shape_t> arg_shapes) {
 
     // Partition: a node joins a region of its shape (its operand's first, else the latest one)
     // unless that would make the region depend on itself.
-    std::vector<int> region_of(count, -1);
+    // Every other op (a reduction) is a step of its own.
+    std::vector<int> region_of(count, -1); // the step that computes a node
     std::vector<region> regions;
+    std::vector<graph::node_id> single; // per step: its node if not a region, else count
     std::vector<std::vector<int>> deps;
+    auto add_deps = [&](int target, const graph::node& n) {
+        for (auto in : n.inputs)
+            if (region_of[in] >= 0 && region_of[in] != target &&
+                std::find(deps[target].begin(), deps[target].end(), region_of[in]) ==
+                    deps[target].end())
+                deps[target].push_back(region_of[in]);
+    };
     for (graph::node_id id = 0; id < count; ++id) {
         const graph::node& n = g[id];
+        if (info(n.op).reduction) {
+            region_of[id] = static_cast<int>(regions.size());
+            regions.emplace_back();
+            single.push_back(id);
+            deps.emplace_back();
+            add_deps(region_of[id], n);
+            continue;
+        }
         if (!info(n.op).elementwise)
             continue;
         auto can_join = [&](int r) {
-            if (regions[r].shape != p.shapes[id])
+            if (single[r] != count || regions[r].shape != p.shapes[id])
                 return false;
             for (auto in : n.inputs)
                 if (region_of[in] >= 0 && region_of[in] != r &&
@@ -276,15 +307,12 @@ inline plan build(const graph::graph& g, std::span<const shape_t> arg_shapes) {
             regions.push_back(region{});
             regions.back().shape = p.shapes[id];
             regions.back().size = static_cast<std::size_t>(num_elements(p.shapes[id]));
+            single.push_back(static_cast<graph::node_id>(count));
             deps.emplace_back();
         }
         region_of[id] = target;
         regions[target].nodes.push_back(id);
-        for (auto in : n.inputs)
-            if (region_of[in] >= 0 && region_of[in] != target &&
-                std::find(deps[target].begin(), deps[target].end(), region_of[in]) ==
-                    deps[target].end())
-                deps[target].push_back(region_of[in]);
+        add_deps(target, n);
     }
 
     // Homes of computed nodes: the first output that names a node is written in place; nodes
@@ -309,13 +337,21 @@ inline plan build(const graph::graph& g, std::span<const shape_t> arg_shapes) {
                                              scratch_alignment);
         }
 
-    // Regions run in dependency order (creation order among the ready ones).
+    // Steps run in dependency order (creation order among the ready ones).
     std::vector<char> done(regions.size(), 0);
     for (std::size_t placed = 0; placed < regions.size();) {
         for (std::size_t r = 0; r < regions.size(); ++r) {
             if (done[r] ||
                 !std::all_of(deps[r].begin(), deps[r].end(), [&](int d) { return done[d] != 0; }))
                 continue;
+            done[r] = 1;
+            ++placed;
+            if (single[r] != count) {
+                p.order.push_back(
+                    {step_kind::reduction, static_cast<std::uint32_t>(p.reductions.size())});
+                p.reductions.push_back(single[r]);
+                continue;
+            }
             region& reg = regions[r];
             for (auto id : reg.nodes)
                 for (auto in : g[id].inputs)
@@ -327,9 +363,8 @@ inline plan build(const graph::graph& g, std::span<const shape_t> arg_shapes) {
             detail::lay_out(reg, g);
             p.register_bytes =
                 std::max(p.register_bytes, std::size_t(reg.register_count) * reg.block * 8);
+            p.order.push_back({step_kind::region, static_cast<std::uint32_t>(p.regions.size())});
             p.regions.push_back(std::move(reg));
-            done[r] = 1;
-            ++placed;
         }
     }
     detail::find_fused_leaves(g, p);

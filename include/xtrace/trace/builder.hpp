@@ -60,6 +60,22 @@ public:
         return intern(std::move(n));
     }
 
+    /// A reduction of `input` over `axes` (any order, negative allowed); throws shape_error.
+    graph::node_id add_reduction(op_kind op, dtype type, graph::node_id input,
+                                 std::vector<std::int64_t> axes, bool keep_dims,
+                                 graph::reduce_fn kernel) {
+        check_open(info(op).name);
+        graph::node n;
+        n.op = op;
+        n.type = type;
+        n.inputs = {input};
+        n.axes = graph::normalize_axes(op, g_.nodes[input].shape, std::move(axes));
+        n.keep_dims = keep_dims;
+        n.reduce = kernel;
+        n.shape = graph::reduce_shape(g_.nodes[input].shape, n.axes, keep_dims);
+        return intern(std::move(n));
+    }
+
     /// The node `id` as recorded so far.
     const graph::node& at(graph::node_id id) const { return g_.nodes[id]; }
 
@@ -103,6 +119,9 @@ private:
         put(n.ivalue);
         for (auto in : n.inputs)
             put(in);
+        put(n.keep_dims);
+        for (auto a : n.axes)
+            put(a);
         auto [it, inserted] = cse_.try_emplace(std::move(key), 0);
         if (inserted)
             it->second = push(std::move(n));

@@ -1,0 +1,157 @@
+#ifndef XTRACE_INTERP_REDUCE_HPP
+#define XTRACE_INTERP_REDUCE_HPP
+
+// Reductions (sum, mean, max, min, prod) of a strided tensor over a set of dims. When the
+// reduced dims are the innermost and contiguous, each result reduces one contiguous run with
+// several SIMD accumulators; otherwise the run is walked with its strides.
+
+#include "../config.hpp"
+#include "../core/scalar_ops.hpp"
+#include "../expr/op.hpp"
+#include "../graph/graph.hpp"
+#include "functors.hpp"
+
+#include <cstddef>
+#include <cstdint>
+#include <limits>
+
+namespace xtrace::interp {
+
+namespace detail {
+
+// Identity and combination of each reduction; mean sums, then divides.
+template <class Op, class T>
+struct reducer {
+    static constexpr op_kind k = Op::kind;
+    static constexpr T identity() {
+        if constexpr (k == op_kind::prod)
+            return T(1);
+        else if constexpr (k == op_kind::max)
+            return std::numeric_limits<T>::has_infinity ? -std::numeric_limits<T>::infinity()
+                                                        : std::numeric_limits<T>::lowest();
+        else if constexpr (k == op_kind::min)
+            return std::numeric_limits<T>::has_infinity ? std::numeric_limits<T>::infinity()
+                                                        : std::numeric_limits<T>::max();
+        else
+            return T(0);
+    }
+    template <class V>
+    static V combine(const V& a, const V& b) {
+        if constexpr (k == op_kind::prod)
+            return fn::mul{}(a, b);
+        else if constexpr (k == op_kind::max)
+            return fn::maximum{}(a, b);
+        else if constexpr (k == op_kind::min)
+            return fn::minimum{}(a, b);
+        else
+            return fn::add{}(a, b);
+    }
+    static T finish(T acc, std::size_t count) {
+        if constexpr (k == op_kind::mean) {
+            if constexpr (std::is_integral_v<T>)
+                return count == 0 ? T(0) : static_cast<T>(acc / static_cast<T>(count));
+            else
+                return acc / static_cast<T>(count);
+        } else {
+            return acc;
+        }
+    }
+};
+
+// Reduces n contiguous elements: four SIMD accumulators, then the lanes, then the tail.
+template <class R, class T>
+T reduce_run(const T* p, std::size_t n) {
+    T acc = R::identity();
+    std::size_t i = 0;
+    if constexpr (fn::add::simd<T>) {
+        using B = simd::batch<T>;
+        constexpr std::size_t w = B::size;
+        if (n >= 4 * w) {
+            B a0(R::identity()), a1(R::identity()), a2(R::identity()), a3(R::identity());
+            for (; i + 4 * w <= n; i += 4 * w) {
+                a0 = R::combine(a0, B::load_unaligned(p + i));
+                a1 = R::combine(a1, B::load_unaligned(p + i + w));
+                a2 = R::combine(a2, B::load_unaligned(p + i + 2 * w));
+                a3 = R::combine(a3, B::load_unaligned(p + i + 3 * w));
+            }
+            alignas(64) T lanes[w];
+            R::combine(R::combine(a0, a1), R::combine(a2, a3)).store_aligned(lanes);
+            for (std::size_t l = 0; l < w; ++l)
+                acc = R::combine(acc, lanes[l]);
+        }
+    }
+    for (; i < n; ++i)
+        acc = R::combine(acc, p[i]);
+    return acc;
+}
+
+} // namespace detail
+
+/// Reduction Op of element type T; see graph::reduce_fn.
+template <class Op, class T>
+void reduce_kernel(const std::byte* in_bytes, const std::int64_t* strides,
+                   const std::int64_t* shape, std::size_t rank, std::uint64_t axes_mask,
+                   std::byte* out_bytes) {
+    using R = detail::reducer<Op, T>;
+    const T* in = reinterpret_cast<const T*>(in_bytes);
+    T* out = reinterpret_cast<T*>(out_bytes);
+    // Kept and reduced dims, each outermost first.
+    std::int64_t kept_n[XTRACE_MAX_RANK], kept_s[XTRACE_MAX_RANK];
+    std::int64_t red_n[XTRACE_MAX_RANK], red_s[XTRACE_MAX_RANK];
+    std::size_t kept = 0, red = 0, out_size = 1, count = 1;
+    for (std::size_t d = 0; d < rank; ++d) {
+        if (axes_mask >> d & 1) {
+            red_n[red] = shape[d];
+            red_s[red++] = strides[d];
+            count *= static_cast<std::size_t>(shape[d]);
+        } else {
+            kept_n[kept] = shape[d];
+            kept_s[kept++] = strides[d];
+            out_size *= static_cast<std::size_t>(shape[d]);
+        }
+    }
+    // The reduced dims form one contiguous run when they are innermost and row-major.
+    bool contiguous = true;
+    std::int64_t expect = 1;
+    for (std::size_t r = red; r-- > 0;) {
+        if (red_n[r] != 1 && red_s[r] != expect)
+            contiguous = false;
+        expect *= red_n[r];
+    }
+    std::int64_t kidx[XTRACE_MAX_RANK] = {};
+    std::int64_t ridx[XTRACE_MAX_RANK];
+    for (std::size_t o = 0; o < out_size; ++o) {
+        std::int64_t base = 0;
+        for (std::size_t k = 0; k < kept; ++k)
+            base += kidx[k] * kept_s[k];
+        T acc;
+        if (contiguous) {
+            acc = detail::reduce_run<R>(in + base, count);
+        } else {
+            acc = R::identity();
+            for (std::size_t r = 0; r < red; ++r)
+                ridx[r] = 0;
+            for (std::size_t c = 0; c < count; ++c) {
+                std::int64_t off = base;
+                for (std::size_t r = 0; r < red; ++r)
+                    off += ridx[r] * red_s[r];
+                acc = R::combine(acc, in[off]);
+                for (std::size_t r = red; r-- > 0;) {
+                    if (++ridx[r] < red_n[r])
+                        break;
+                    ridx[r] = 0;
+                }
+            }
+        }
+        out[o] = R::finish(acc, count);
+        for (std::size_t k = kept; k-- > 0;) {
+            if (++kidx[k] < kept_n[k])
+                break;
+            kidx[k] = 0;
+        }
+    }
+}
+
+} // namespace xtrace::interp
+
+#endif
