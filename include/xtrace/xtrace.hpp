@@ -14,6 +14,7 @@
 #include "inspect/inspect.hpp"
 #include "ops/elementwise.hpp"
 #include "ops/erase.hpp"
+#include "ops/composite.hpp"
 #include "ops/reduce.hpp"
 
 #endif

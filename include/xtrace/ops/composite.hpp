@@ -1,0 +1,45 @@
+#ifndef XTRACE_OPS_COMPOSITE_HPP
+#define XTRACE_OPS_COMPOSITE_HPP
+
+// Ops built from others, written to stay finite where the naive formula overflows: the maximum
+// is subtracted before exponentiating.
+
+#include "elementwise.hpp"
+#include "reduce.hpp"
+
+#include <cstdint>
+#include <limits>
+
+namespace xtrace {
+
+namespace detail {
+// max over `axis` kept as size 1, with infinite maxima replaced by 0 so that x - m stays
+// defined for rows of -inf (their result is then -inf or 0, as TensorFlow's).
+template <tensor_like X>
+auto stable_shift(const X& x, std::int64_t axis) {
+    using T = value_of_t<X>;
+    static_assert(std::is_floating_point_v<T>,
+                  "xtrace::softmax / logsumexp need a floating-point tensor; convert with "
+                  "xtrace::cast<float>(x)");
+    auto m = max(x, {axis}, keep_dims);
+    return where(abs(m) == std::numeric_limits<T>::infinity(), T(0), m);
+}
+} // namespace detail
+
+/// exp(x) / sum(exp(x)) along `axis` (default the last), computed without overflow.
+template <tensor_like X>
+auto softmax(const X& x, std::int64_t axis = -1) {
+    auto e = exp(x - detail::stable_shift(x, axis));
+    return e / sum(e, {axis}, keep_dims);
+}
+
+/// log(sum(exp(x))) along `axis` (the axis is removed), computed without overflow.
+template <tensor_like X>
+auto logsumexp(const X& x, std::int64_t axis = -1) {
+    auto m = detail::stable_shift(x, axis);
+    return log(sum(exp(x - m), {axis})) + sum(m, {axis});
+}
+
+} // namespace xtrace
+
+#endif
