@@ -16,5 +16,6 @@
 #include "ops/erase.hpp"
 #include "ops/composite.hpp"
 #include "ops/reduce.hpp"
+#include "ops/shape.hpp"
 
 #endif

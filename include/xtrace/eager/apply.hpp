@@ -163,6 +163,25 @@ xt::xarray<T> extremum(const xt::xarray<T>& in, const shape_t& shape,
 }
 } // namespace detail
 
+/// Shape op Op of x with attributes `attrs`, as tracing would compute it.
+template <class Op, class T>
+eager_tensor<T> shape_op(const eager_tensor<T>& x, std::vector<std::int64_t> attrs) {
+    const shape_t in(x.shape());
+    const auto a = graph::normalize_shape_op(Op::kind, in, std::move(attrs));
+    const shape_t out = graph::shape_op_result(Op::kind, in, a);
+    const std::vector<std::size_t> dims(out.begin(), out.end());
+    if constexpr (Op::kind == op_kind::transpose) {
+        return eager_tensor<T>(
+            xt::xarray<T>(xt::transpose(x.value(), std::vector<std::size_t>(a.begin(), a.end()))));
+    } else if constexpr (Op::kind == op_kind::broadcast_to) {
+        return eager_tensor<T>(xt::xarray<T>(xt::broadcast(x.value(), dims)));
+    } else { // reshape, expand_dims, squeeze: the same elements in row-major order
+        xt::xarray<T> r = x.value();
+        r.reshape(dims);
+        return eager_tensor<T>(std::move(r));
+    }
+}
+
 /// Reduction Op of x over `axes` (negative allowed), as tracing would compute it.
 template <class Op, class T>
 eager_tensor<T> reduce(const eager_tensor<T>& x, std::vector<std::int64_t> axes, bool keep_dims) {

@@ -139,6 +139,14 @@ node<Op, X> make_reduction(const X& x, std::vector<std::int64_t> axes, bool keep
     return node<Op, X>(x.builder(), id);
 }
 
+/// Records shape op `Op` of `x` with attributes `attrs` in x's trace.
+template <class Op, class X>
+node<Op, X> make_shape_op(const X& x, std::vector<std::int64_t> attrs) {
+    const auto id = x.builder()->add_shape_op(Op::kind, dtype_of_v<typename X::value_type>, x.id(),
+                                              std::move(attrs));
+    return node<Op, X>(x.builder(), id);
+}
+
 /// A constant of dtype T in the trace of `like`.
 template <class T, class U>
 constant<T> make_constant(const symbolic<U>& like, T value) {

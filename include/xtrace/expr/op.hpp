@@ -72,6 +72,14 @@ enum class op_result : std::uint8_t {
     X(min, numeric)                                                                                \
     X(prod, numeric)
 
+// X(name) for the shape ops: they move no data where a strided view will do.
+#define XTRACE_SHAPE_OPS(X)                                                                        \
+    X(reshape)                                                                                     \
+    X(transpose)                                                                                   \
+    X(expand_dims)                                                                                 \
+    X(squeeze)                                                                                     \
+    X(broadcast_to)
+
 /// The kind of a graph node.
 enum class op_kind : std::uint8_t {
     arg,      ///< a tensor argument of the traced function
@@ -82,6 +90,9 @@ enum class op_kind : std::uint8_t {
 #undef XTRACE_X
 #define XTRACE_X(name, domain) name,
         XTRACE_REDUCTION_OPS(XTRACE_X)
+#undef XTRACE_X
+#define XTRACE_X(name) name,
+            XTRACE_SHAPE_OPS(XTRACE_X)
 #undef XTRACE_X
 };
 
@@ -114,6 +125,11 @@ constexpr op_info info(op_kind k) noexcept {
         return {#name, 1, op_domain::domain, op_result::same, false, true};
         XTRACE_REDUCTION_OPS(XTRACE_X)
 #undef XTRACE_X
+#define XTRACE_X(name)                                                                             \
+    case op_kind::name:                                                                            \
+        return {#name, 1, op_domain::any, op_result::same, false, false};
+        XTRACE_SHAPE_OPS(XTRACE_X)
+#undef XTRACE_X
     }
     return {"?", 0, op_domain::any, op_result::same, false, false};
 }
@@ -143,6 +159,12 @@ namespace op {
     };
 XTRACE_ELEMENTWISE_OPS(XTRACE_X)
 #undef XTRACE_X
+#define XTRACE_TAG(name_)                                                                          \
+    struct name_ {                                                                                 \
+        static constexpr op_kind kind = op_kind::name_;                                            \
+        static constexpr std::string_view name = #name_;                                           \
+        friend constexpr bool operator==(name_, name_) { return true; }                            \
+    };
 #define XTRACE_X(name_, domain_)                                                                   \
     struct name_ {                                                                                 \
         static constexpr op_kind kind = op_kind::name_;                                            \
@@ -150,6 +172,9 @@ XTRACE_ELEMENTWISE_OPS(XTRACE_X)
         friend constexpr bool operator==(name_, name_) { return true; }                            \
     };
 XTRACE_REDUCTION_OPS(XTRACE_X)
+#undef XTRACE_X
+#define XTRACE_X(name_) XTRACE_TAG(name_)
+XTRACE_SHAPE_OPS(XTRACE_X)
 #undef XTRACE_X
 
 /// Conversion to element type T; `op::cast<>` stands for every cast in inspection queries.
@@ -161,6 +186,20 @@ struct cast {
     friend constexpr bool operator==(cast, cast) { return true; }
 };
 } // namespace op
+
+#undef XTRACE_TAG
+
+/// True for the shape ops (reshape, transpose, expand_dims, squeeze, broadcast_to).
+constexpr bool is_shape_op(op_kind k) noexcept {
+    switch (k) {
+#define XTRACE_X(name) case op_kind::name:
+        XTRACE_SHAPE_OPS(XTRACE_X)
+#undef XTRACE_X
+        return true;
+    default:
+        return false;
+    }
+}
 
 /// True for the op tags declared in xtrace::op.
 template <class Op>

@@ -44,9 +44,11 @@ struct node {
     /// Elementwise ops: the kernels chosen from the expression type when traced, so that a
     /// program compiles only the kernels its graphs use.
     const kernel_set* kernels = nullptr;
-    std::vector<std::int64_t> axes; ///< reductions: the reduced dims, sorted, non-negative
-    bool keep_dims = false;         ///< reductions: reduced dims kept with size 1
-    reduce_fn reduce = nullptr;     ///< reductions: the kernel chosen from the expression type
+    /// Reductions: the reduced dims, sorted. transpose: the permutation. expand_dims, squeeze:
+    /// the axis. reshape, broadcast_to: the requested dims.
+    std::vector<std::int64_t> axes;
+    bool keep_dims = false;     ///< reductions: reduced dims kept with size 1
+    reduce_fn reduce = nullptr; ///< reductions: the kernel chosen from the expression type
 };
 
 /// A traced function's graph: nodes in topological order, the tensor arguments and the outputs.

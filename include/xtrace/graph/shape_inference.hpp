@@ -69,6 +69,112 @@ inline shape_t reduce_shape(const shape_t& shape, const std::vector<std::int64_t
     return out;
 }
 
+namespace detail {
+[[noreturn]] inline void shape_op_error(op_kind op, const std::string& what) {
+    throw shape_error("xtrace::" + std::string(info(op).name) + ": " + what);
+}
+inline std::int64_t normalize_axis(op_kind op, std::int64_t axis, std::int64_t bound,
+                                   const shape_t& shape) {
+    if (axis < -bound || axis >= bound)
+        shape_op_error(op, "axis " + std::to_string(axis) + " is out of range for shape " +
+                               shape_string(shape));
+    return axis < 0 ? axis + bound : axis;
+}
+} // namespace detail
+
+/// The attributes of a shape op, normalised against its input's shape: transpose's permutation
+/// (reversed dims when empty), expand_dims' and squeeze's axis; reshape's and broadcast_to's
+/// requested dims unchanged. Throws shape_error for attributes that fit no input of this rank.
+inline std::vector<std::int64_t> normalize_shape_op(op_kind op, const shape_t& in,
+                                                    std::vector<std::int64_t> a) {
+    const auto rank = static_cast<std::int64_t>(in.size());
+    if (op == op_kind::transpose) {
+        if (a.empty())
+            for (std::int64_t d = rank; d-- > 0;)
+                a.push_back(d);
+        std::vector<char> seen(in.size(), 0);
+        if (static_cast<std::int64_t>(a.size()) != rank)
+            detail::shape_op_error(op, "permutation " + shape_string(a) + " does not fit shape " +
+                                           shape_string(in));
+        for (auto& p : a) {
+            p = detail::normalize_axis(op, p, rank, in);
+            if (seen[static_cast<std::size_t>(p)]++)
+                detail::shape_op_error(op, "permutation " + shape_string(a) + " repeats a dim");
+        }
+    } else if (op == op_kind::expand_dims) {
+        a[0] = detail::normalize_axis(op, a[0], rank + 1, in);
+    } else if (op == op_kind::squeeze) {
+        a[0] = detail::normalize_axis(op, a[0], rank, in);
+    }
+    return a;
+}
+
+/// Result shape of a shape op over normalised attributes; throws shape_error (an element count
+/// that does not match, a squeezed dim that is not 1, a shape that does not broadcast).
+inline shape_t shape_op_result(op_kind op, const shape_t& in, const std::vector<std::int64_t>& a) {
+    switch (op) {
+    case op_kind::reshape: {
+        std::int64_t known = 1;
+        std::ptrdiff_t open = -1;
+        for (std::size_t i = 0; i < a.size(); ++i) {
+            if (a[i] == -1 && open < 0)
+                open = static_cast<std::ptrdiff_t>(i);
+            else if (a[i] < 0)
+                detail::shape_op_error(op, "cannot reshape " + shape_string(in) + " into " +
+                                               shape_string(a) +
+                                               ": one -1 at most, no other "
+                                               "negative dims");
+            else
+                known *= a[i];
+        }
+        shape_t out = a;
+        if (!is_fully_known(in))
+            return out; // bound with concrete dims later
+        const std::int64_t n = num_elements(in);
+        if (open >= 0 ? (known == 0 ? n != 0 : n % known != 0) : known != n)
+            detail::shape_op_error(op, "cannot reshape " + shape_string(in) + " (" +
+                                           std::to_string(n) + " elements) into " +
+                                           shape_string(a));
+        if (open >= 0)
+            out[static_cast<std::size_t>(open)] = known == 0 ? 0 : n / known;
+        return out;
+    }
+    case op_kind::transpose: {
+        shape_t out(in.size());
+        for (std::size_t i = 0; i < a.size(); ++i)
+            out[i] = in[static_cast<std::size_t>(a[i])];
+        return out;
+    }
+    case op_kind::expand_dims: {
+        shape_t out = in;
+        out.insert(out.begin() + a[0], 1);
+        return out;
+    }
+    case op_kind::squeeze: {
+        const dim_t d = in[static_cast<std::size_t>(a[0])];
+        if (d != 1 && d != unknown_dim)
+            detail::shape_op_error(op, "dim " + std::to_string(a[0]) + " of shape " +
+                                           shape_string(in) + " is " + std::to_string(d) +
+                                           ", not 1");
+        shape_t out = in;
+        out.erase(out.begin() + a[0]);
+        return out;
+    }
+    case op_kind::broadcast_to: {
+        auto b = broadcast_shapes(in, a);
+        bool fits = b && b->size() == a.size();
+        for (std::size_t i = 0; fits && i < a.size(); ++i)
+            fits = a[i] >= 0 && ((*b)[i] == a[i] || (*b)[i] == unknown_dim);
+        if (!fits)
+            detail::shape_op_error(op, "cannot broadcast shape " + shape_string(in) + " to " +
+                                           shape_string(a));
+        return shape_t(a.begin(), a.end());
+    }
+    default:
+        return in;
+    }
+}
+
 } // namespace xtrace::graph
 
 #endif

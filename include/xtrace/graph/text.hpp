@@ -28,6 +28,8 @@ inline std::string to_text(const graph& g) {
             os << info(n.op).name << '(';
             for (std::size_t i = 0; i < n.inputs.size(); ++i)
                 os << (i ? ", %" : "%") << n.inputs[i];
+            if (is_shape_op(n.op))
+                os << ", " << shape_string(n.axes);
             if (info(n.op).reduction) {
                 os << ", axes=" << shape_string(n.axes);
                 if (n.keep_dims)

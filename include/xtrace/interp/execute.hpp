@@ -39,8 +39,12 @@ public:
         temps_ = scratch.allocate(p_.temp_bytes + 1);
         registers_ = scratch.allocate(p_.register_bytes + 1);
         for (const plan::step& s : p_.order) {
-            if (s.kind == plan::step_kind::reduction) {
-                run_reduction(p_.reductions[s.index]);
+            if (s.kind == plan::step_kind::single) {
+                const graph::node_id id = p_.singles[s.index];
+                if (info(g_[id].op).reduction)
+                    run_reduction(id);
+                else
+                    run_copy(id);
                 continue;
             }
             const plan::region& r = p_.regions[s.index];
@@ -63,17 +67,24 @@ private:
             return temps_ + s.offset;
         case plan::home::output:
             return static_cast<std::byte*>(outputs_[s.index]);
+        case plan::home::view:
+            return home_data(g_[id].inputs[0]);
         case plan::home::none:
             break;
         }
         return nullptr;
     }
 
-    // Element strides of a materialised node (arguments: the caller's; others: row-major).
+    // Element strides of a materialised node (arguments: the caller's; views: their source's,
+    // rearranged; others: row-major).
     const std::int64_t* home_strides(graph::node_id id, std::int64_t* buffer) const {
         const plan::storage& s = p_.homes[id];
         if (s.home == plan::home::arg)
             return args_[s.index].strides.data();
+        if (s.home == plan::home::view) {
+            view_strides(id, buffer);
+            return buffer;
+        }
         const shape_t& shape = p_.shapes[id];
         contiguous_strides(shape.data(), shape.size(), buffer);
         return buffer;
@@ -161,6 +172,51 @@ private:
                 ins.fn(in, ptrs[ins.out], n);
             }
         }
+    }
+
+    void view_strides(graph::node_id id, std::int64_t* out) const {
+        const graph::node& n = g_[id];
+        const graph::node_id src = n.inputs[0];
+        const shape_t& in = p_.shapes[src];
+        const shape_t& shape = p_.shapes[id];
+        std::array<std::int64_t, XTRACE_MAX_RANK> own{};
+        const std::int64_t* st = home_strides(src, own.data());
+        switch (n.op) {
+        case op_kind::transpose:
+            for (std::size_t i = 0; i < shape.size(); ++i)
+                out[i] = st[n.axes[i]];
+            break;
+        case op_kind::expand_dims:
+            for (std::size_t i = 0, j = 0; i < shape.size(); ++i)
+                out[i] = static_cast<std::int64_t>(i) == n.axes[0] ? 0 : st[j++];
+            break;
+        case op_kind::squeeze:
+            for (std::size_t i = 0, j = 0; j < in.size(); ++j)
+                if (static_cast<std::int64_t>(j) != n.axes[0])
+                    out[i++] = st[j];
+            break;
+        case op_kind::broadcast_to:
+            for (std::size_t i = 0; i < shape.size(); ++i) {
+                const std::ptrdiff_t j = static_cast<std::ptrdiff_t>(i) -
+                                         static_cast<std::ptrdiff_t>(shape.size() - in.size());
+                out[i] = (j < 0 || in[j] == 1) ? 0 : st[j];
+            }
+            break;
+        default: // reshape of a contiguous source
+            contiguous_strides(shape.data(), shape.size(), out);
+        }
+    }
+
+    // A shape op that cannot be a view: its source gathered, row-major, into its home.
+    void run_copy(graph::node_id id) {
+        const graph::node_id src = g_[id].inputs[0];
+        const shape_t& s = p_.shapes[src];
+        const std::size_t n = static_cast<std::size_t>(num_elements(s));
+        if (n == 0)
+            return;
+        std::array<std::int64_t, XTRACE_MAX_RANK> own{};
+        gather(home_data(src), dtype_size(g_[src].type), home_strides(src, own.data()), s.data(),
+               s.size(), 0, n, home_data(id));
     }
 
     void run_reduction(graph::node_id id) {

@@ -27,7 +27,8 @@ enum class home : std::uint8_t {
     arg,      ///< the caller's argument `index`
     constant, ///< the plan's constant bytes
     temp,     ///< scratch at byte `offset`
-    output    ///< the caller's output `index`
+    output,   ///< the caller's output `index`
+    view      ///< its input's memory with other strides (a shape op)
 };
 
 /// A node's home.
@@ -69,11 +70,11 @@ struct output_copy {
 
 /// What a step of a plan runs.
 enum class step_kind : std::uint8_t {
-    region,   ///< a fused elementwise region
-    reduction ///< one reduction node
+    region, ///< a fused elementwise region
+    single  ///< one node: a reduction, or a shape op that copies
 };
 
-/// One step, in execution order: which kind, and its index in plan::regions or reductions.
+/// One step, in execution order: which kind, and its index in plan::regions or singles.
 struct step {
     step_kind kind;
     std::uint32_t index;
@@ -81,14 +82,14 @@ struct step {
 
 /// Everything needed to run a graph on arguments of one concrete shape.
 struct plan {
-    std::vector<shape_t> shapes;            ///< concrete shape per node
-    std::vector<storage> homes;             ///< per node
-    std::vector<region> regions;            ///< fused regions, in execution order
-    std::vector<graph::node_id> reductions; ///< reduction nodes, in execution order
-    std::vector<step> order;                ///< every step, in execution order
-    std::vector<output_copy> copies;        ///< run after the regions
-    std::size_t temp_bytes = 0;             ///< scratch for intermediate tensors
-    std::size_t register_bytes = 0;         ///< scratch for the largest region's registers
+    std::vector<shape_t> shapes;         ///< concrete shape per node
+    std::vector<storage> homes;          ///< per node
+    std::vector<region> regions;         ///< fused regions, in execution order
+    std::vector<graph::node_id> singles; ///< nodes run as steps of their own, in order
+    std::vector<step> order;             ///< every step, in execution order
+    std::vector<output_copy> copies;     ///< run after the regions
+    std::size_t temp_bytes = 0;          ///< scratch for intermediate tensors
+    std::size_t register_bytes = 0;      ///< scratch for the largest region's registers
     /// For a statically fused kernel: the leaves (args, constants) reached depth-first from the
     /// single output, in the order of the expression type; empty when they cannot be used
     /// (several outputs, too many leaves, or an argument of another shape than the output).
@@ -258,24 +259,41 @@ inline plan build(const graph::graph& g, std::span<const shape_t> arg_shapes) {
         if (g[id].op == op_kind::constant)
             p.homes[id] = {home::constant, 0, 0, detail::constant_bits(g[id])};
 
+    // Shape ops are views of their input when the input's strides are known to allow it; a
+    // reshape of an argument or of another view copies (its strides are the caller's).
+    std::vector<char> is_view(count, 0);
+    for (graph::node_id id = 0; id < count; ++id) {
+        const graph::node& n = g[id];
+        if (!is_shape_op(n.op))
+            continue;
+        const graph::node& src = g[n.inputs[0]];
+        const bool strided_source = src.op == op_kind::arg || is_view[n.inputs[0]] != 0;
+        is_view[id] = n.op != op_kind::reshape || !strided_source;
+    }
+
     // Partition: a node joins a region of its shape (its operand's first, else the latest one)
-    // unless that would make the region depend on itself.
-    // Every other op (a reduction) is a step of its own.
-    std::vector<int> region_of(count, -1); // the step that computes a node
+    // unless that would make the region depend on itself. Reductions and copying shape ops are
+    // steps of their own. avail_of: the step after which a node's value can be read (a view's
+    // is its source's).
+    std::vector<int> region_of(count, -1), avail_of(count, -1);
     std::vector<region> regions;
     std::vector<graph::node_id> single; // per step: its node if not a region, else count
     std::vector<std::vector<int>> deps;
     auto add_deps = [&](int target, const graph::node& n) {
         for (auto in : n.inputs)
-            if (region_of[in] >= 0 && region_of[in] != target &&
-                std::find(deps[target].begin(), deps[target].end(), region_of[in]) ==
+            if (avail_of[in] >= 0 && avail_of[in] != target &&
+                std::find(deps[target].begin(), deps[target].end(), avail_of[in]) ==
                     deps[target].end())
-                deps[target].push_back(region_of[in]);
+                deps[target].push_back(avail_of[in]);
     };
     for (graph::node_id id = 0; id < count; ++id) {
         const graph::node& n = g[id];
-        if (info(n.op).reduction) {
-            region_of[id] = static_cast<int>(regions.size());
+        if (is_view[id]) {
+            avail_of[id] = avail_of[n.inputs[0]];
+            continue;
+        }
+        if (info(n.op).reduction || is_shape_op(n.op)) {
+            region_of[id] = avail_of[id] = static_cast<int>(regions.size());
             regions.emplace_back();
             single.push_back(id);
             deps.emplace_back();
@@ -287,10 +305,14 @@ inline plan build(const graph::graph& g, std::span<const shape_t> arg_shapes) {
         auto can_join = [&](int r) {
             if (single[r] != count || regions[r].shape != p.shapes[id])
                 return false;
-            for (auto in : n.inputs)
-                if (region_of[in] >= 0 && region_of[in] != r &&
-                    detail::reaches(deps, region_of[in], r))
+            for (auto in : n.inputs) {
+                if (region_of[in] == r)
+                    continue;
+                if (avail_of[in] == r) // a view of this region's node: needs it whole
                     return false;
+                if (avail_of[in] >= 0 && detail::reaches(deps, avail_of[in], r))
+                    return false;
+            }
             return true;
         };
         int target = -1;
@@ -310,32 +332,42 @@ inline plan build(const graph::graph& g, std::span<const shape_t> arg_shapes) {
             single.push_back(static_cast<graph::node_id>(count));
             deps.emplace_back();
         }
-        region_of[id] = target;
+        region_of[id] = avail_of[id] = target;
         regions[target].nodes.push_back(id);
         add_deps(target, n);
     }
 
     // Homes of computed nodes: the first output that names a node is written in place; nodes
-    // other regions read live in scratch.
+    // read by other steps, and the sources of views, live in scratch.
     std::vector<char> needed_outside(count, 0);
-    for (graph::node_id id = 0; id < count; ++id)
+    for (graph::node_id id = count; id-- > 0;) {
         for (auto in : g[id].inputs)
-            if (region_of[in] >= 0 && region_of[in] != region_of[id])
+            if ((region_of[in] >= 0 && region_of[in] != region_of[id]) ||
+                (is_view[id] && needed_outside[id]))
                 needed_outside[in] = 1;
+    }
     for (std::uint32_t k = 0; k < g.outputs.size(); ++k) {
         const auto id = g.outputs[k];
-        if (region_of[id] >= 0 && p.homes[id].home == home::none)
-            p.homes[id] = {home::output, k, 0, 0};
-        else
+        if (is_view[id]) { // copied out of its source, which must exist
+            for (auto v = id; is_view[v]; v = g[v].inputs[0])
+                needed_outside[g[v].inputs[0]] = 1;
             p.copies.push_back({k, id});
+        } else if (region_of[id] >= 0 && p.homes[id].home == home::none) {
+            p.homes[id] = {home::output, k, 0, 0};
+        } else {
+            p.copies.push_back({k, id});
+        }
     }
-    for (graph::node_id id = 0; id < count; ++id)
-        if (needed_outside[id] && p.homes[id].home == home::none) {
+    for (graph::node_id id = 0; id < count; ++id) {
+        if (is_view[id]) {
+            p.homes[id] = {home::view, 0, 0, 0};
+        } else if (needed_outside[id] && p.homes[id].home == home::none) {
             p.homes[id] = {home::temp, 0, p.temp_bytes, 0};
             p.temp_bytes += detail::round_up(static_cast<std::size_t>(num_elements(p.shapes[id])) *
                                                  dtype_size(g[id].type),
                                              scratch_alignment);
         }
+    }
 
     // Steps run in dependency order (creation order among the ready ones).
     std::vector<char> done(regions.size(), 0);
@@ -348,8 +380,8 @@ inline plan build(const graph::graph& g, std::span<const shape_t> arg_shapes) {
             ++placed;
             if (single[r] != count) {
                 p.order.push_back(
-                    {step_kind::reduction, static_cast<std::uint32_t>(p.reductions.size())});
-                p.reductions.push_back(single[r]);
+                    {step_kind::single, static_cast<std::uint32_t>(p.singles.size())});
+                p.singles.push_back(single[r]);
                 continue;
             }
             region& reg = regions[r];

@@ -76,6 +76,19 @@ public:
         return intern(std::move(n));
     }
 
+    /// A shape op of `input` with attributes `attrs` (see graph::normalize_shape_op).
+    graph::node_id add_shape_op(op_kind op, dtype type, graph::node_id input,
+                                std::vector<std::int64_t> attrs) {
+        check_open(info(op).name);
+        graph::node n;
+        n.op = op;
+        n.type = type;
+        n.inputs = {input};
+        n.axes = graph::normalize_shape_op(op, g_.nodes[input].shape, std::move(attrs));
+        n.shape = graph::shape_op_result(op, g_.nodes[input].shape, n.axes);
+        return intern(std::move(n));
+    }
+
     /// The node `id` as recorded so far.
     const graph::node& at(graph::node_id id) const { return g_.nodes[id]; }
 
