@@ -15,6 +15,7 @@
 #include "ops/elementwise.hpp"
 #include "ops/erase.hpp"
 #include "ops/composite.hpp"
+#include "ops/matmul.hpp"
 #include "ops/reduce.hpp"
 #include "ops/shape.hpp"
 

@@ -163,6 +163,37 @@ xt::xarray<T> extremum(const xt::xarray<T>& in, const shape_t& shape,
 }
 } // namespace detail
 
+/// matmul(a, b), by the definition: one dot product per result element.
+template <class T>
+eager_tensor<T> matmul(const eager_tensor<T>& a, const eager_tensor<T>& b) {
+    const shape_t as(a.shape()), bs(b.shape());
+    const shape_t out = graph::matmul_shape(as, bs);
+    auto r = xt::xarray<T>::from_shape(std::vector<std::size_t>(out.begin(), out.end()));
+    const std::size_t batch_rank = out.size() - 2;
+    const auto m = static_cast<std::size_t>(out[batch_rank]),
+               n = static_cast<std::size_t>(out[batch_rank + 1]);
+    const auto k = static_cast<std::size_t>(as.back());
+    // Broadcast both operands' batch dims to the result's, keeping their matrix dims.
+    auto expand = [&](const xt::xarray<T>& v, const shape_t& s) {
+        std::vector<std::size_t> target(out.begin(), out.end() - 2);
+        target.push_back(static_cast<std::size_t>(s[s.size() - 2]));
+        target.push_back(static_cast<std::size_t>(s[s.size() - 1]));
+        return xt::xarray<T>(xt::broadcast(v, target));
+    };
+    const xt::xarray<T> ea = expand(a.value(), as), eb = expand(b.value(), bs);
+    const std::size_t batches = r.size() / std::max<std::size_t>(m * n, 1);
+    for (std::size_t t = 0; t < batches; ++t)
+        for (std::size_t i = 0; i < m; ++i)
+            for (std::size_t j = 0; j < n; ++j) {
+                T sum = 0;
+                for (std::size_t p = 0; p < k; ++p)
+                    sum = static_cast<T>(sum + ea.data()[(t * m + i) * k + p] *
+                                                   eb.data()[(t * k + p) * n + j]);
+                r.data()[(t * m + i) * n + j] = sum;
+            }
+    return eager_tensor<T>(std::move(r));
+}
+
 /// Shape op Op of x with attributes `attrs`, as tracing would compute it.
 template <class Op, class T>
 eager_tensor<T> shape_op(const eager_tensor<T>& x, std::vector<std::int64_t> attrs) {

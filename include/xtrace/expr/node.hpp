@@ -147,6 +147,16 @@ node<Op, X> make_shape_op(const X& x, std::vector<std::int64_t> attrs) {
     return node<Op, X>(x.builder(), id);
 }
 
+/// Records matmul(a, b) in their trace.
+template <class A, class B>
+node<op::matmul, A, B> make_matmul(const A& a, const B& b, graph::matmul_fn kernel) {
+    if (a.builder() != b.builder())
+        throw tracing_error("xtrace::matmul: operands come from different traces");
+    const auto id =
+        a.builder()->add_matmul(dtype_of_v<typename A::value_type>, a.id(), b.id(), kernel);
+    return node<op::matmul, A, B>(a.builder(), id);
+}
+
 /// A constant of dtype T in the trace of `like`.
 template <class T, class U>
 constant<T> make_constant(const symbolic<U>& like, T value) {

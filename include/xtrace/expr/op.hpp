@@ -94,6 +94,7 @@ enum class op_kind : std::uint8_t {
 #define XTRACE_X(name) name,
             XTRACE_SHAPE_OPS(XTRACE_X)
 #undef XTRACE_X
+                matmul, ///< matrix product over the last two dims, leading dims broadcast
 };
 
 /// Facts about one op kind.
@@ -130,6 +131,8 @@ constexpr op_info info(op_kind k) noexcept {
         return {#name, 1, op_domain::any, op_result::same, false, false};
         XTRACE_SHAPE_OPS(XTRACE_X)
 #undef XTRACE_X
+    case op_kind::matmul:
+        return {"matmul", 2, op_domain::numeric, op_result::same, false, false};
     }
     return {"?", 0, op_domain::any, op_result::same, false, false};
 }
@@ -176,6 +179,7 @@ XTRACE_REDUCTION_OPS(XTRACE_X)
 #define XTRACE_X(name_) XTRACE_TAG(name_)
 XTRACE_SHAPE_OPS(XTRACE_X)
 #undef XTRACE_X
+XTRACE_TAG(matmul)
 
 /// Conversion to element type T; `op::cast<>` stands for every cast in inspection queries.
 template <class T = void>

@@ -28,6 +28,12 @@ using reduce_fn = void (*)(const std::byte* in, const std::int64_t* strides,
                            const std::int64_t* shape, std::size_t rank, std::uint64_t axes_mask,
                            std::byte* out);
 
+/// C = A B for one m x k by k x n pair: element strides of A's and B's rows and columns; C is
+/// contiguous m x n.
+using matmul_fn = void (*)(const std::byte* a, std::int64_t a_row, std::int64_t a_col,
+                           const std::byte* b, std::int64_t b_row, std::int64_t b_col,
+                           std::int64_t m, std::int64_t n, std::int64_t k, std::byte* c);
+
 /// Index of a node in its graph; inputs always have smaller ids (the graph is topologically
 /// sorted).
 using node_id = std::uint32_t;
@@ -49,6 +55,7 @@ struct node {
     std::vector<std::int64_t> axes;
     bool keep_dims = false;     ///< reductions: reduced dims kept with size 1
     reduce_fn reduce = nullptr; ///< reductions: the kernel chosen from the expression type
+    matmul_fn matmul = nullptr; ///< matmul: the kernel chosen from the expression type
 };
 
 /// A traced function's graph: nodes in topological order, the tensor arguments and the outputs.

@@ -82,6 +82,27 @@ inline std::int64_t normalize_axis(op_kind op, std::int64_t axis, std::int64_t b
 }
 } // namespace detail
 
+/// Shape of matmul(a, b): [..batch, m, k] x [..batch, k, n] -> [..broadcast batch, m, n].
+inline shape_t matmul_shape(const shape_t& a, const shape_t& b) {
+    auto fail = [&](const std::string& why) {
+        throw shape_error("xtrace::matmul: cannot multiply " + shape_string(a) + " by " +
+                          shape_string(b) + ": " + why);
+    };
+    if (a.size() < 2 || b.size() < 2)
+        fail("both operands need at least 2 dims");
+    const dim_t k1 = a[a.size() - 1], k2 = b[b.size() - 2];
+    if (k1 >= 0 && k2 >= 0 && k1 != k2)
+        fail("inner dims " + std::to_string(k1) + " and " + std::to_string(k2) + " differ");
+    auto batch =
+        broadcast_shapes(std::span(a.data(), a.size() - 2), std::span(b.data(), b.size() - 2));
+    if (!batch)
+        fail("batch dims do not broadcast");
+    shape_t out = *batch;
+    out.push_back(a[a.size() - 2]);
+    out.push_back(b[b.size() - 1]);
+    return out;
+}
+
 /// The attributes of a shape op, normalised against its input's shape: transpose's permutation
 /// (reversed dims when empty), expand_dims' and squeeze's axis; reshape's and broadcast_to's
 /// requested dims unchanged. Throws shape_error for attributes that fit no input of this rank.

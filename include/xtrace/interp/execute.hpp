@@ -43,6 +43,8 @@ public:
                 const graph::node_id id = p_.singles[s.index];
                 if (info(g_[id].op).reduction)
                     run_reduction(id);
+                else if (g_[id].op == op_kind::matmul)
+                    run_matmul(id);
                 else
                     run_copy(id);
                 continue;
@@ -217,6 +219,50 @@ private:
         std::array<std::int64_t, XTRACE_MAX_RANK> own{};
         gather(home_data(src), dtype_size(g_[src].type), home_strides(src, own.data()), s.data(),
                s.size(), 0, n, home_data(id));
+    }
+
+    // One 2-D product per batch index; batch dims broadcast (stride 0 where an operand has 1).
+    void run_matmul(graph::node_id id) {
+        const graph::node& n = g_[id];
+        const shape_t& out = p_.shapes[id];
+        const shape_t &as = p_.shapes[n.inputs[0]], &bs = p_.shapes[n.inputs[1]];
+        std::array<std::int64_t, XTRACE_MAX_RANK> abuf{}, bbuf{};
+        const std::int64_t* ast = home_strides(n.inputs[0], abuf.data());
+        const std::int64_t* bst = home_strides(n.inputs[1], bbuf.data());
+        const std::byte* a = home_data(n.inputs[0]);
+        const std::byte* b = home_data(n.inputs[1]);
+        std::byte* c = home_data(id);
+        const std::size_t size = dtype_size(n.type);
+        const std::size_t batch_rank = out.size() - 2;
+        const std::int64_t m = out[batch_rank], nn = out[batch_rank + 1];
+        const std::int64_t k = as[as.size() - 1];
+        auto batch_stride = [&](const shape_t& s, const std::int64_t* st, std::size_t d) {
+            const std::ptrdiff_t j = static_cast<std::ptrdiff_t>(d) -
+                                     static_cast<std::ptrdiff_t>(batch_rank - (s.size() - 2));
+            return (j < 0 || s[j] == 1) ? std::int64_t(0) : st[j];
+        };
+        std::int64_t batches = 1;
+        for (std::size_t d = 0; d < batch_rank; ++d)
+            batches *= out[d];
+        if (m == 0 || nn == 0)
+            return;
+        std::array<std::int64_t, XTRACE_MAX_RANK> idx{};
+        for (std::int64_t t = 0; t < batches; ++t) {
+            std::int64_t ao = 0, bo = 0;
+            for (std::size_t d = 0; d < batch_rank; ++d) {
+                ao += idx[d] * batch_stride(as, ast, d);
+                bo += idx[d] * batch_stride(bs, bst, d);
+            }
+            n.matmul(a + ao * static_cast<std::int64_t>(size), ast[as.size() - 2],
+                     ast[as.size() - 1], b + bo * static_cast<std::int64_t>(size),
+                     bst[bs.size() - 2], bst[bs.size() - 1], m, nn, k,
+                     c + static_cast<std::size_t>(t * m * nn) * size);
+            for (std::size_t d = batch_rank; d-- > 0;) {
+                if (++idx[d] < out[d])
+                    break;
+                idx[d] = 0;
+            }
+        }
     }
 
     void run_reduction(graph::node_id id) {

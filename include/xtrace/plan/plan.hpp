@@ -71,7 +71,7 @@ struct output_copy {
 /// What a step of a plan runs.
 enum class step_kind : std::uint8_t {
     region, ///< a fused elementwise region
-    single  ///< one node: a reduction, or a shape op that copies
+    single  ///< one node: a reduction, a matmul, or a shape op that copies
 };
 
 /// One step, in execution order: which kind, and its index in plan::regions or singles.
@@ -292,7 +292,7 @@ inline plan build(const graph::graph& g, std::span<const shape_t> arg_shapes) {
             avail_of[id] = avail_of[n.inputs[0]];
             continue;
         }
-        if (info(n.op).reduction || is_shape_op(n.op)) {
+        if (info(n.op).reduction || is_shape_op(n.op) || n.op == op_kind::matmul) {
             region_of[id] = avail_of[id] = static_cast<int>(regions.size());
             regions.emplace_back();
             single.push_back(id);

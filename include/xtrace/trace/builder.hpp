@@ -89,6 +89,19 @@ public:
         return intern(std::move(n));
     }
 
+    /// matmul(a, b); throws shape_error.
+    graph::node_id add_matmul(dtype type, graph::node_id a, graph::node_id b,
+                              graph::matmul_fn kernel) {
+        check_open("matmul");
+        graph::node n;
+        n.op = op_kind::matmul;
+        n.type = type;
+        n.inputs = {a, b};
+        n.matmul = kernel;
+        n.shape = graph::matmul_shape(g_.nodes[a].shape, g_.nodes[b].shape);
+        return intern(std::move(n));
+    }
+
     /// The node `id` as recorded so far.
     const graph::node& at(graph::node_id id) const { return g_.nodes[id]; }
 

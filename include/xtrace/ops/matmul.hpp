@@ -1,0 +1,25 @@
+#ifndef XTRACE_OPS_MATMUL_HPP
+#define XTRACE_OPS_MATMUL_HPP
+
+#include "../eager/apply.hpp"
+#include "../interp/matmul.hpp"
+#include "elementwise.hpp"
+
+namespace xtrace {
+
+/// Matrix product over the last two dims ([.., m, k] x [.., k, n] -> [.., m, n]); leading
+/// (batch) dims broadcast.
+template <tensor_like A, tensor_like B>
+auto matmul(const A& a, const B& b) {
+    using T = detail::value_of_t<A>;
+    detail::check_operands<T, A, B>();
+    detail::check_domain<op::matmul, T>();
+    if constexpr (symbolic_tensor<A>)
+        return expr::make_matmul(a, b, &interp::matmul_kernel<T>);
+    else
+        return eager::matmul(a, b);
+}
+
+} // namespace xtrace
+
+#endif
