@@ -95,6 +95,7 @@ enum class op_kind : std::uint8_t {
             XTRACE_SHAPE_OPS(XTRACE_X)
 #undef XTRACE_X
                 matmul, ///< matrix product over the last two dims, leading dims broadcast
+    print, ///< writes its inputs to std::cout when run (a side effect, kept in program order)
 };
 
 /// Facts about one op kind.
@@ -131,6 +132,8 @@ constexpr op_info info(op_kind k) noexcept {
         return {#name, 1, op_domain::any, op_result::same, false, false};
         XTRACE_SHAPE_OPS(XTRACE_X)
 #undef XTRACE_X
+    case op_kind::print:
+        return {"print", -1, op_domain::any, op_result::same, false, false};
     case op_kind::matmul:
         return {"matmul", 2, op_domain::numeric, op_result::same, false, false};
     }

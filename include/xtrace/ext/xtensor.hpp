@@ -10,10 +10,12 @@
 #include <xtensor/core/xmath.hpp>
 #include <xtensor/core/xoperation.hpp>
 #include <xtensor/core/xvectorize.hpp>
+#include <xtensor/io/xio.hpp>
 #include <xtensor/views/xstrided_view.hpp>
 #else
 #include <xtensor/xadapt.hpp>
 #include <xtensor/xarray.hpp>
+#include <xtensor/xio.hpp>
 #include <xtensor/xmath.hpp>
 #include <xtensor/xoperation.hpp>
 #include <xtensor/xstrided_view.hpp>

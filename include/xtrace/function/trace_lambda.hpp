@@ -105,6 +105,7 @@ std::shared_ptr<trace_entry> trace_lambda(const F& fn, const signature& target, 
     };
     auto entry = std::make_shared<trace_entry>();
     entry->sig = target;
+    const trace::scope tracing(*b);
     [&]<std::size_t... I>(std::index_sequence<I...>) {
         // Braced initialisation: arguments become graph args in call order.
         std::tuple<symbolic_param_t<I, Args>...> params{

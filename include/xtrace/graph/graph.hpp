@@ -7,6 +7,8 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <iosfwd>
+#include <string>
 #include <vector>
 
 namespace xtrace::graph {
@@ -34,6 +36,10 @@ using matmul_fn = void (*)(const std::byte* a, std::int64_t a_row, std::int64_t 
                            const std::byte* b, std::int64_t b_row, std::int64_t b_col,
                            std::int64_t m, std::int64_t n, std::int64_t k, std::byte* c);
 
+/// Writes a strided tensor (element strides, shape, rank) to a stream.
+using print_fn = void (*)(std::ostream& os, const std::byte* data, const std::int64_t* strides,
+                          const std::int64_t* shape, std::size_t rank);
+
 /// Index of a node in its graph; inputs always have smaller ids (the graph is topologically
 /// sorted).
 using node_id = std::uint32_t;
@@ -53,9 +59,11 @@ struct node {
     /// Reductions: the reduced dims, sorted. transpose: the permutation. expand_dims, squeeze:
     /// the axis. reshape, broadcast_to: the requested dims.
     std::vector<std::int64_t> axes;
-    bool keep_dims = false;     ///< reductions: reduced dims kept with size 1
-    reduce_fn reduce = nullptr; ///< reductions: the kernel chosen from the expression type
-    matmul_fn matmul = nullptr; ///< matmul: the kernel chosen from the expression type
+    bool keep_dims = false;         ///< reductions: reduced dims kept with size 1
+    reduce_fn reduce = nullptr;     ///< reductions: the kernel chosen from the expression type
+    matmul_fn matmul = nullptr;     ///< matmul: the kernel chosen from the expression type
+    std::string text;               ///< print: the label
+    std::vector<print_fn> printers; ///< print: one writer per input, chosen from its type
 };
 
 /// A traced function's graph: nodes in topological order, the tensor arguments and the outputs.
@@ -63,6 +71,7 @@ struct graph {
     std::vector<node> nodes;      ///< every node, operands first
     std::vector<node_id> args;    ///< the arg nodes, in call order
     std::vector<node_id> outputs; ///< what the function returns, in order
+    std::vector<node_id> effects; ///< side-effect nodes (print), in program order
 
     const node& operator[](node_id id) const { return nodes[id]; }
 };

@@ -26,6 +26,8 @@ inline std::string to_text(const graph& g) {
                 os << n.ivalue;
         } else {
             os << info(n.op).name << '(';
+            if (n.op == op_kind::print)
+                os << '"' << n.text << (n.inputs.empty() ? "\"" : "\", ");
             for (std::size_t i = 0; i < n.inputs.size(); ++i)
                 os << (i ? ", %" : "%") << n.inputs[i];
             if (is_shape_op(n.op))

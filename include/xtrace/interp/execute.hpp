@@ -7,11 +7,13 @@
 
 #include "../plan/plan.hpp"
 #include "gather.hpp"
+#include "print.hpp"
 #include "static_fusion.hpp"
 
 #include <array>
 #include <cstddef>
 #include <span>
+#include <sstream>
 
 namespace xtrace::interp {
 
@@ -45,6 +47,8 @@ public:
                     run_reduction(id);
                 else if (g_[id].op == op_kind::matmul)
                     run_matmul(id);
+                else if (g_[id].op == op_kind::print)
+                    run_print(id);
                 else
                     run_copy(id);
                 continue;
@@ -263,6 +267,21 @@ private:
                 idx[d] = 0;
             }
         }
+    }
+
+    void run_print(graph::node_id id) {
+        const graph::node& n = g_[id];
+        std::ostringstream line;
+        line << n.text;
+        for (std::size_t i = 0; i < n.inputs.size(); ++i) {
+            const graph::node_id in = n.inputs[i];
+            const shape_t& s = p_.shapes[in];
+            std::array<std::int64_t, XTRACE_MAX_RANK> own{};
+            line << ' ';
+            n.printers[i](line, home_data(in), home_strides(in, own.data()), s.data(), s.size());
+        }
+        line << '\n';
+        print_line(line.str());
     }
 
     void run_reduction(graph::node_id id) {

@@ -223,7 +223,7 @@ inline void lay_out(region& r, const graph::graph& g) {
 // DAG, so capped: a larger tree runs through the interpreter).
 inline void find_fused_leaves(const graph::graph& g, plan& p) {
     constexpr std::size_t cap = 64;
-    if (g.outputs.size() != 1)
+    if (g.outputs.size() != 1 || !g.effects.empty())
         return;
     const shape_t& out = p.shapes[g.outputs[0]];
     std::vector<graph::node_id> leaves, stack{g.outputs[0]};
@@ -279,6 +279,7 @@ inline plan build(const graph::graph& g, std::span<const shape_t> arg_shapes) {
     std::vector<region> regions;
     std::vector<graph::node_id> single; // per step: its node if not a region, else count
     std::vector<std::vector<int>> deps;
+    int last_effect = -1;
     auto add_deps = [&](int target, const graph::node& n) {
         for (auto in : n.inputs)
             if (avail_of[in] >= 0 && avail_of[in] != target &&
@@ -292,12 +293,18 @@ inline plan build(const graph::graph& g, std::span<const shape_t> arg_shapes) {
             avail_of[id] = avail_of[n.inputs[0]];
             continue;
         }
-        if (info(n.op).reduction || is_shape_op(n.op) || n.op == op_kind::matmul) {
+        if (info(n.op).reduction || is_shape_op(n.op) || n.op == op_kind::matmul ||
+            n.op == op_kind::print) {
             region_of[id] = avail_of[id] = static_cast<int>(regions.size());
             regions.emplace_back();
             single.push_back(id);
             deps.emplace_back();
             add_deps(region_of[id], n);
+            if (n.op == op_kind::print) { // side effects keep program order
+                if (last_effect >= 0)
+                    deps.back().push_back(last_effect);
+                last_effect = region_of[id];
+            }
             continue;
         }
         if (!info(n.op).elementwise)

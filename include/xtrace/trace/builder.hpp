@@ -102,6 +102,22 @@ public:
         return intern(std::move(n));
     }
 
+    /// A print of `inputs` labelled `label`: never merged with another, never pruned, run in
+    /// program order.
+    graph::node_id add_print(std::string label, std::span<const graph::node_id> inputs,
+                             std::vector<graph::print_fn> printers) {
+        check_open("print");
+        graph::node n;
+        n.op = op_kind::print;
+        n.type = dtype::boolean;
+        n.inputs.assign(inputs.begin(), inputs.end());
+        n.text = std::move(label);
+        n.printers = std::move(printers);
+        const auto id = push(std::move(n));
+        g_.effects.push_back(id);
+        return id;
+    }
+
     /// The node `id` as recorded so far.
     const graph::node& at(graph::node_id id) const { return g_.nodes[id]; }
 
@@ -160,6 +176,8 @@ private:
             live[id] = 1;
         for (auto id : g.outputs)
             live[id] = 1;
+        for (auto id : g.effects)
+            live[id] = 1;
         for (std::size_t i = g.nodes.size(); i-- > 0;)
             if (live[i])
                 for (auto in : g.nodes[i].inputs)
@@ -180,12 +198,40 @@ private:
                   [&](auto a, auto b) { return out.nodes[a].index < out.nodes[b].index; });
         for (auto id : g.outputs)
             out.outputs.push_back(remap[id]);
+        for (auto id : g.effects)
+            out.effects.push_back(remap[id]);
         return out;
     }
 
     graph::graph g_;
     std::unordered_map<std::string, graph::node_id> cse_;
     bool finished_ = false;
+};
+
+namespace detail {
+inline builder*& current_slot() noexcept {
+    thread_local builder* current = nullptr;
+    return current;
+}
+} // namespace detail
+
+/// The trace being recorded on this thread, or nullptr.
+inline builder* current() noexcept {
+    return detail::current_slot();
+}
+
+/// Makes `b` the current trace for its lifetime (traces nest: the previous one comes back).
+class scope {
+public:
+    explicit scope(builder& b) noexcept : previous_(detail::current_slot()) {
+        detail::current_slot() = &b;
+    }
+    scope(const scope&) = delete;
+    scope& operator=(const scope&) = delete;
+    ~scope() { detail::current_slot() = previous_; }
+
+private:
+    builder* previous_;
 };
 
 } // namespace xtrace::trace
