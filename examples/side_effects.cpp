@@ -8,9 +8,9 @@
 int main() {
     int traced = 0;
     auto step = xtrace::function([&traced](auto x) {
-        ++traced;                         // plain C++: once per trace
-        std::cout << "tracing step\n";    // likewise, like a Python print in tf.function
-        xtrace::print("x =", x);          // recorded in the graph: every call
+        ++traced;                      // plain C++: once per trace
+        std::cout << "tracing step\n"; // likewise, like a Python print in tf.function
+        xtrace::print("x =", x);       // recorded in the graph: every call
         auto y = xtrace::softmax(x * 2.f);
         xtrace::print("softmax =", y);
         return y;

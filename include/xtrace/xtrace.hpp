@@ -16,6 +16,7 @@
 #include "ops/erase.hpp"
 #include "ops/composite.hpp"
 #include "ops/matmul.hpp"
+#include "ops/host_function.hpp"
 #include "ops/print.hpp"
 #include "ops/reduce.hpp"
 #include "ops/shape.hpp"

@@ -96,6 +96,7 @@ enum class op_kind : std::uint8_t {
 #undef XTRACE_X
                 matmul, ///< matrix product over the last two dims, leading dims broadcast
     print, ///< writes its inputs to std::cout when run (a side effect, kept in program order)
+    host_function, ///< a C++ callback run on concrete values (a side effect, in program order)
 };
 
 /// Facts about one op kind.
@@ -132,6 +133,8 @@ constexpr op_info info(op_kind k) noexcept {
         return {#name, 1, op_domain::any, op_result::same, false, false};
         XTRACE_SHAPE_OPS(XTRACE_X)
 #undef XTRACE_X
+    case op_kind::host_function:
+        return {"host_function", -1, op_domain::any, op_result::same, false, false};
     case op_kind::print:
         return {"print", -1, op_domain::any, op_result::same, false, false};
     case op_kind::matmul:
@@ -183,6 +186,7 @@ XTRACE_REDUCTION_OPS(XTRACE_X)
 XTRACE_SHAPE_OPS(XTRACE_X)
 #undef XTRACE_X
 XTRACE_TAG(matmul)
+XTRACE_TAG(host_function)
 
 /// Conversion to element type T; `op::cast<>` stands for every cast in inspection queries.
 template <class T = void>

@@ -8,6 +8,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <iosfwd>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -40,6 +41,15 @@ using matmul_fn = void (*)(const std::byte* a, std::int64_t a_row, std::int64_t 
 using print_fn = void (*)(std::ostream& os, const std::byte* data, const std::int64_t* strides,
                           const std::int64_t* shape, std::size_t rank);
 
+/// A host callback as the interpreter calls it: operand data, element strides and shapes in,
+/// the result written row-major to `out`, whose shape the node declares.
+struct host_call {
+    virtual ~host_call() = default;
+    virtual void run(const std::byte* const* data, const std::int64_t* const* strides,
+                     const std::vector<std::int64_t>* shapes,
+                     const std::vector<std::int64_t>& out_shape, std::byte* out) const = 0;
+};
+
 /// Index of a node in its graph; inputs always have smaller ids (the graph is topologically
 /// sorted).
 using node_id = std::uint32_t;
@@ -64,6 +74,7 @@ struct node {
     matmul_fn matmul = nullptr;     ///< matmul: the kernel chosen from the expression type
     std::string text;               ///< print: the label
     std::vector<print_fn> printers; ///< print: one writer per input, chosen from its type
+    std::shared_ptr<const host_call> host; ///< host_function: the callback
 };
 
 /// A traced function's graph: nodes in topological order, the tensor arguments and the outputs.

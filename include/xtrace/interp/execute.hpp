@@ -14,6 +14,7 @@
 #include <cstddef>
 #include <span>
 #include <sstream>
+#include <vector>
 
 namespace xtrace::interp {
 
@@ -49,6 +50,8 @@ public:
                     run_matmul(id);
                 else if (g_[id].op == op_kind::print)
                     run_print(id);
+                else if (g_[id].op == op_kind::host_function)
+                    run_host(id);
                 else
                     run_copy(id);
                 continue;
@@ -282,6 +285,29 @@ private:
         }
         line << '\n';
         print_line(line.str());
+    }
+
+    void run_host(graph::node_id id) {
+        const graph::node& n = g_[id];
+        const std::size_t count = n.inputs.size();
+        std::vector<const std::byte*> data(count);
+        std::vector<std::array<std::int64_t, XTRACE_MAX_RANK>> buffers(count);
+        std::vector<const std::int64_t*> strides(count);
+        std::vector<shape_t> shapes(count);
+        for (std::size_t i = 0; i < count; ++i) {
+            data[i] = home_data(n.inputs[i]);
+            strides[i] = home_strides(n.inputs[i], buffers[i].data());
+            shapes[i] = p_.shapes[n.inputs[i]];
+        }
+        // The result has no home when nothing reads it; the callback still runs (an effect).
+        std::vector<std::byte> discard;
+        std::byte* out = home_data(id);
+        if (!out) {
+            discard.resize(static_cast<std::size_t>(num_elements(n.shape)) * dtype_size(n.type) +
+                           1);
+            out = discard.data();
+        }
+        n.host->run(data.data(), strides.data(), shapes.data(), p_.shapes[id], out);
     }
 
     void run_reduction(graph::node_id id) {

@@ -28,6 +28,10 @@ inline std::vector<shape_t> bind_shapes(const graph::graph& g,
             shapes[id] = {};
             continue;
         }
+        if (n.op == op_kind::host_function) {
+            shapes[id] = n.shape;
+            continue;
+        }
         if (n.op == op_kind::matmul) {
             shapes[id] = graph::matmul_shape(shapes[n.inputs[0]], shapes[n.inputs[1]]);
             continue;

@@ -293,14 +293,14 @@ inline plan build(const graph::graph& g, std::span<const shape_t> arg_shapes) {
             avail_of[id] = avail_of[n.inputs[0]];
             continue;
         }
-        if (info(n.op).reduction || is_shape_op(n.op) || n.op == op_kind::matmul ||
-            n.op == op_kind::print) {
+        const bool effect = n.op == op_kind::print || n.op == op_kind::host_function;
+        if (info(n.op).reduction || is_shape_op(n.op) || n.op == op_kind::matmul || effect) {
             region_of[id] = avail_of[id] = static_cast<int>(regions.size());
             regions.emplace_back();
             single.push_back(id);
             deps.emplace_back();
             add_deps(region_of[id], n);
-            if (n.op == op_kind::print) { // side effects keep program order
+            if (effect) { // side effects keep program order
                 if (last_effect >= 0)
                     deps.back().push_back(last_effect);
                 last_effect = region_of[id];

@@ -118,6 +118,26 @@ public:
         return id;
     }
 
+    /// A host callback over `inputs` producing a tensor of `type` and `shape` (fully known); a
+    /// side effect like print.
+    graph::node_id add_host_function(dtype type, shape_t shape,
+                                     std::span<const graph::node_id> inputs,
+                                     std::shared_ptr<const graph::host_call> call) {
+        check_open("host_function");
+        if (!is_fully_known(shape))
+            throw tracing_error("xtrace::host_function: the spec's dims must all be known, got " +
+                                shape_string(shape));
+        graph::node n;
+        n.op = op_kind::host_function;
+        n.type = type;
+        n.shape = std::move(shape);
+        n.inputs.assign(inputs.begin(), inputs.end());
+        n.host = std::move(call);
+        const auto id = push(std::move(n));
+        g_.effects.push_back(id);
+        return id;
+    }
+
     /// The node `id` as recorded so far.
     const graph::node& at(graph::node_id id) const { return g_.nodes[id]; }
 

@@ -1,0 +1,91 @@
+#ifndef XTRACE_OPS_HOST_FUNCTION_HPP
+#define XTRACE_OPS_HOST_FUNCTION_HPP
+
+// host_function: plain C++ on concrete values inside a traced function (tf.numpy_function's
+// role). The callback runs at run time, on every call, in program order; its result must match
+// the spec.
+
+#include "../interp/gather.hpp"
+#include "tensor_like.hpp"
+
+#include <memory>
+#include <string>
+#include <tuple>
+#include <utility>
+#include <vector>
+
+namespace xtrace {
+
+namespace detail {
+
+template <class T>
+xt::xarray<T> host_value(const std::byte* data, const std::int64_t* strides, const shape_t& shape) {
+    auto v = xt::xarray<T>::from_shape(std::vector<std::size_t>(shape.begin(), shape.end()));
+    if (v.size() > 0)
+        interp::gather(data, sizeof(T), strides, shape.data(), shape.size(), 0, v.size(),
+                       reinterpret_cast<std::byte*>(v.data()));
+    return v;
+}
+
+template <class R>
+void check_host_result(const xt::xarray<R>& r, const tensor_spec& spec) {
+    bool ok = r.dimension() == spec.dims.size();
+    for (std::size_t d = 0; ok && d < spec.dims.size(); ++d)
+        ok = spec.dims[d] < 0 || static_cast<dim_t>(r.shape()[d]) == spec.dims[d];
+    if (!ok) {
+        shape_t got(r.shape().begin(), r.shape().end());
+        throw signature_error("xtrace::host_function: the callback returned " +
+                              std::string(dtype_name(dtype_of_v<R>)) + shape_string(got) +
+                              ", its spec says " + spec.to_string());
+    }
+}
+
+template <class F, class R, class... Ts>
+struct host_call_impl final : graph::host_call {
+    host_call_impl(F f, tensor_spec s) : fn(std::move(f)), spec(std::move(s)) {}
+    void run(const std::byte* const* data, const std::int64_t* const* strides,
+             const shape_t* shapes, const shape_t& out_shape, std::byte* out) const override {
+        auto values = [&]<std::size_t... I>(std::index_sequence<I...>) {
+            return std::tuple<xt::xarray<Ts>...>(host_value<Ts>(data[I], strides[I], shapes[I])...);
+        }
+        (std::index_sequence_for<Ts...>{});
+        const xt::xarray<R> r = std::apply(fn, values);
+        check_host_result(r, spec);
+        std::copy(r.begin(), r.end(), reinterpret_cast<R*>(out));
+        (void)out_shape;
+    }
+    F fn;
+    tensor_spec spec;
+};
+
+} // namespace detail
+
+/// Runs `fn(const xt::xarray<T>&...)` on the concrete values of `xs` when the graph runs, and
+/// gives its result, which must match `spec` (xtrace::spec<R>(dims), all dims known while
+/// tracing), as a tensor; a mismatch throws signature_error, and exceptions from fn reach the
+/// caller.
+template <class F, class R, tensor_like... Xs>
+auto host_function(F fn, const typed_spec<R>& spec, const Xs&... xs) {
+    using result = std::invoke_result_t<F&, const xt::xarray<typename Xs::value_type>&...>;
+    static_assert(std::is_convertible_v<result, xt::xarray<R>>,
+                  "xtrace::host_function: fn must return xt::xarray<R> for a spec<R>");
+    if constexpr ((symbolic_tensor<Xs> && ...) && sizeof...(Xs) > 0) {
+        const auto& first = std::get<0>(std::forward_as_tuple(xs...));
+        const std::array<graph::node_id, sizeof...(Xs)> ids{xs.id()...};
+        auto call =
+            std::make_shared<const detail::host_call_impl<F, R, typename Xs::value_type...>>(
+                std::move(fn), spec);
+        const auto id = first.builder()->add_host_function(dtype_of_v<R>, spec.dims, ids, call);
+        return erased<R>(first.builder(), id);
+    } else {
+        static_assert((eager_tensor_type<Xs> && ...) && sizeof...(Xs) > 0,
+                      "xtrace::host_function: pass at least one tensor, all symbolic or all eager");
+        xt::xarray<R> r = fn(xs.value()...);
+        detail::check_host_result(r, spec);
+        return eager_tensor<R>(std::move(r));
+    }
+}
+
+} // namespace xtrace
+
+#endif
