@@ -5,9 +5,13 @@
 // role). The callback runs at run time, on every call, in program order; its result must match
 // the spec.
 
+#include "../core/error.hpp"
+#include "../core/spec.hpp"
 #include "../interp/gather.hpp"
 #include "tensor_like.hpp"
 
+#include <algorithm>
+#include <array>
 #include <memory>
 #include <string>
 #include <tuple>
