@@ -6,26 +6,15 @@
 
 using namespace xtrace::testing;
 
-namespace {
-std::string message_of(auto&& call) {
-    try {
-        call();
-    } catch (const xtrace::shape_error& e) {
-        return e.what();
-    }
-    return "no shape_error";
-}
-} // namespace
-
 TEST_CASE("an incompatible broadcast throws shape_error naming the op and both shapes") {
     auto f = xtrace::function([](auto x, auto y) { return xtrace::exp(x) * y; });
     const xt::xarray<float> a = xt::xarray<float>::from_shape({2, 3});
     const xt::xarray<float> b = xt::xarray<float>::from_shape({4});
-    const std::string traced = message_of([&] { f(a, b); });
+    const std::string traced = shape_error_message([&] { f(a, b); });
     CHECK(traced == "xtrace::mul: cannot broadcast shapes [2,3] and [4]");
     {
         eager_scope eager;
-        CHECK(message_of([&] { f(a, b); }) == traced);
+        CHECK(shape_error_message([&] { f(a, b); }) == traced);
     }
     // The failed trace left nothing behind, and good calls still work.
     CHECK(f.cache_size() == 0);

@@ -9,17 +9,6 @@
 
 using namespace xtrace::testing;
 
-namespace {
-std::string shape_error_of(auto&& call) {
-    try {
-        call();
-    } catch (const xtrace::shape_error& e) {
-        return e.what();
-    }
-    return "no shape_error";
-}
-} // namespace
-
 TEST_CASE("transpose, expand_dims, squeeze and broadcast_to match xtensor, as views") {
     auto f = xtrace::function(
         [](auto x) {
@@ -96,23 +85,23 @@ TEST_CASE("reshape with an inferred dim binds to each concrete shape of a relaxe
 
 TEST_CASE("bad shapes are shape_errors naming the op and the shapes") {
     const xt::xarray<float> a = xt::zeros<float>({2, 3});
-    CHECK(shape_error_of([&] {
+    CHECK(shape_error_message([&] {
               xtrace::function([](auto x) { return xtrace::reshape(x, {4, -1}); })(a);
           }) == "xtrace::reshape: cannot reshape [2,3] (6 elements) into [4,?]");
-    CHECK(shape_error_of([&] {
+    CHECK(shape_error_message([&] {
               xtrace::function([](auto x) { return xtrace::squeeze(x, 0); })(a);
           }) == "xtrace::squeeze: dim 0 of shape [2,3] is 2, not 1");
-    CHECK(shape_error_of([&] {
+    CHECK(shape_error_message([&] {
               xtrace::function([](auto x) { return xtrace::transpose(x, {0, 0}); })(a);
           }) == "xtrace::transpose: permutation [0,0] repeats a dim");
-    CHECK(shape_error_of([&] {
+    CHECK(shape_error_message([&] {
               xtrace::function([](auto x) { return xtrace::broadcast_to(x, {3, 3}); })(a);
           }) == "xtrace::broadcast_to: cannot broadcast shape [2,3] to [3,3]");
-    CHECK(shape_error_of([&] {
+    CHECK(shape_error_message([&] {
               xtrace::function([](auto x) { return xtrace::expand_dims(x, 4); })(a);
           }) == "xtrace::expand_dims: axis 4 is out of range for shape [2,3]");
     xtrace::testing::eager_scope eager;
-    CHECK(shape_error_of([&] {
+    CHECK(shape_error_message([&] {
               xtrace::function([](auto x) { return xtrace::reshape(x, {4, -1}); })(a);
           }) == "xtrace::reshape: cannot reshape [2,3] (6 elements) into [4,?]");
 }

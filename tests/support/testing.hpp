@@ -79,6 +79,17 @@ inline std::string shape_text(const auto& shape) {
     return os.str() + "]";
 }
 
+/// The message of the xtrace::shape_error that `call()` throws, or "no shape_error".
+template <class F>
+std::string shape_error_message(F&& call) {
+    try {
+        call();
+    } catch (const xtrace::shape_error& e) {
+        return e.what();
+    }
+    return "no shape_error";
+}
+
 /// True when a and b have the same shape and values equal within `ulps` units in the last
 /// place or `abs` (NaNs compare equal to NaNs, infinities to infinities of the same sign).
 template <class A, class B>

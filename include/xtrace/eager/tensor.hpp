@@ -2,6 +2,7 @@
 #define XTRACE_EAGER_TENSOR_HPP
 
 #include "../core/dtype.hpp"
+#include "../core/no_bool.hpp"
 #include "../ext/xtensor.hpp"
 
 #include <cstdint>
@@ -13,7 +14,7 @@ namespace xtrace {
 
 /// A tensor with a value, what a lambda's parameters are when functions run eagerly.
 template <class T>
-class eager_tensor {
+class eager_tensor : public detail::not_a_bool {
 public:
     using value_type = T; ///< element type
 
@@ -31,16 +32,6 @@ public:
     std::size_t rank() const noexcept { return v_->dimension(); }
     /// Element type.
     xtrace::dtype dtype() const noexcept { return dtype_of_v<T>; }
-
-    /// The same code is traced, where tensors have no value: no C++ bool here either.
-    template <class Dummy = void>
-    explicit operator bool() const {
-        static_assert(detail::dependent_false<Dummy>,
-                      "xtrace: a symbolic tensor cannot be used as a C++ bool (if, while, ?:, "
-                      "&&, ||); use xtrace::where(c, a, b) or xtrace::cond(pred, then_fn, "
-                      "else_fn), and & | ! for logic");
-        return false;
-    }
 
 private:
     std::shared_ptr<const xt::xarray<T>> v_;

@@ -5,6 +5,7 @@
 // constant<float>>`); the object carries where that node sits in the trace being recorded.
 
 #include "../core/dtype.hpp"
+#include "../core/no_bool.hpp"
 #include "../interp/kernels.hpp"
 #include "../trace/builder.hpp"
 #include "op.hpp"
@@ -22,7 +23,7 @@ namespace xtrace {
 
 /// Base of every symbolic tensor whose elements are T; what a traced lambda's parameters are.
 template <class T>
-class symbolic {
+class symbolic : public detail::not_a_bool {
 public:
     using value_type = T; ///< element type
 
@@ -34,16 +35,6 @@ public:
     std::size_t rank() const { return node().shape.size(); }
     /// Element type.
     xtrace::dtype dtype() const noexcept { return dtype_of_v<T>; }
-
-    /// Symbolic tensors have no value while tracing, so they cannot steer C++ control flow.
-    template <class Dummy = void>
-    explicit operator bool() const {
-        static_assert(detail::dependent_false<Dummy>,
-                      "xtrace: a symbolic tensor cannot be used as a C++ bool (if, while, ?:, "
-                      "&&, ||); use xtrace::where(c, a, b) or xtrace::cond(pred, then_fn, "
-                      "else_fn), and & | ! for logic");
-        return false;
-    }
 
     /// The trace this tensor belongs to.
     const std::shared_ptr<trace::builder>& builder() const noexcept { return b_; }

@@ -160,26 +160,16 @@ constexpr bool accepts(op_domain d, dtype t) noexcept {
 
 /// Compile-time op tags: the first parameter of `node<Op, ...>`, one per op.
 namespace op {
-#define XTRACE_X(name_, arity_, domain_, result_)                                                  \
-    struct name_ {                                                                                 \
-        static constexpr op_kind kind = op_kind::name_;                                            \
-        static constexpr std::string_view name = #name_;                                           \
-        friend constexpr bool operator==(name_, name_) { return true; }                            \
-    };
-XTRACE_ELEMENTWISE_OPS(XTRACE_X)
-#undef XTRACE_X
 #define XTRACE_TAG(name_)                                                                          \
     struct name_ {                                                                                 \
         static constexpr op_kind kind = op_kind::name_;                                            \
         static constexpr std::string_view name = #name_;                                           \
         friend constexpr bool operator==(name_, name_) { return true; }                            \
     };
-#define XTRACE_X(name_, domain_)                                                                   \
-    struct name_ {                                                                                 \
-        static constexpr op_kind kind = op_kind::name_;                                            \
-        static constexpr std::string_view name = #name_;                                           \
-        friend constexpr bool operator==(name_, name_) { return true; }                            \
-    };
+#define XTRACE_X(name_, arity_, domain_, result_) XTRACE_TAG(name_)
+XTRACE_ELEMENTWISE_OPS(XTRACE_X)
+#undef XTRACE_X
+#define XTRACE_X(name_, domain_) XTRACE_TAG(name_)
 XTRACE_REDUCTION_OPS(XTRACE_X)
 #undef XTRACE_X
 #define XTRACE_X(name_) XTRACE_TAG(name_)
