@@ -160,3 +160,22 @@ TEST_CASE("no warning when traces are spread out") {
     }
     CHECK(warnings == 0);
 }
+
+TEST_CASE("C-string static arguments are keyed by their characters") {
+    int traced = 0;
+    auto f = xtrace::function(
+        [&traced](auto x, const char* mode) {
+            ++traced;
+            return std::string(mode) == "double" ? xtrace::erase(x * 2.f) : xtrace::erase(x);
+        },
+        quiet());
+    const xt::xarray<float> a = {1.f};
+    CHECK(f(a, "double")(0) == 2.f);
+    CHECK(f(a, "same")(0) == 1.f);
+    std::string built = "dou";
+    built += "ble";
+    CHECK(f(a, built.c_str())(0) == 2.f); // another pointer, the same characters: cached
+    CHECK(traced == 2);
+    CHECK(f.retrace_reasons() ==
+          std::vector<std::string>{"arg 1: value changed \"double\" -> \"same\""});
+}

@@ -74,10 +74,13 @@ private:
             describe(a, position, key_, inputs_[t++]);
         } else {
             key_.push_back(static_marker);
-            statics_[statics_count_++] = static_ref{&a, &typeid(A), static_hash(a),
-                                                    [](const static_value& v, const void* p) {
-                                                        return v.matches(*static_cast<const A*>(p));
-                                                    }};
+            using key = static_key<A>;
+            statics_[statics_count_++] =
+                static_ref{&a, &typeid(A), static_hash(key::view(a)),
+                           [](const static_value& v, const void* p) {
+                               return v.template matches<typename key::stored>(
+                                   key::view(*static_cast<const A*>(p)));
+                           }};
         }
     }
 
@@ -94,7 +97,7 @@ private:
             as.tensor = std::move(spec);
         } else {
             ++at;
-            as.value = static_value::make(a);
+            as.value = make_static(a);
             values.push_back(*as.value);
         }
         sig.push_back(std::move(as));

@@ -10,6 +10,7 @@
 #include <memory>
 #include <sstream>
 #include <string>
+#include <string_view>
 #include <type_traits>
 #include <typeinfo>
 
@@ -33,6 +34,28 @@ std::size_t static_hash(const T& v) {
     else
         return 0;
 }
+
+/// How a static argument of type A is keyed: by its value, except C strings (literals and char
+/// pointers), which are keyed by their characters, as std::string.
+template <class A>
+struct static_key {
+    using stored = A;
+    static const A& view(const A& a) { return a; }
+};
+template <std::size_t N>
+struct static_key<char[N]> {
+    using stored = std::string;
+    static std::string_view view(const char (&a)[N]) { return std::string_view(a); }
+};
+template <>
+struct static_key<const char*> {
+    using stored = std::string;
+    static std::string_view view(const char* a) {
+        return a ? std::string_view(a) : std::string_view();
+    }
+};
+template <>
+struct static_key<char*> : static_key<const char*> {};
 
 /// A static argument's value, type-erased.
 class static_value {
@@ -66,10 +89,10 @@ public:
         return s;
     }
 
-    /// True when this holds a T equal to v.
-    template <class T>
-    bool matches(const T& v) const {
-        return *type_ == typeid(T) && *static_cast<const T*>(value_.get()) == v;
+    /// True when this holds a Stored equal to v.
+    template <class Stored, class U>
+    bool matches(const U& v) const {
+        return *type_ == typeid(Stored) && *static_cast<const Stored*>(value_.get()) == v;
     }
 
     /// True when both hold equal values of one type.
@@ -86,6 +109,13 @@ private:
     bool (*equals_)(const void*, const void*) = nullptr;
     std::string (*text_)(const void*) = nullptr;
 };
+
+/// The cache-key value of static argument a.
+template <class A>
+static_value make_static(const A& a) {
+    using key = static_key<A>;
+    return static_value::make(typename key::stored(key::view(a)));
+}
 
 } // namespace xtrace::detail
 

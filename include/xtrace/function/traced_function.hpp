@@ -120,7 +120,7 @@ private:
                           "xtrace::get_concrete_function: pass xtrace::spec<T>(dims), whose "
                           "element type is known at compile time, not a plain tensor_spec");
         else
-            a.value = detail::static_value::make(s);
+            a.value = detail::make_static(s);
         return a;
     }
 
