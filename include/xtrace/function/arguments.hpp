@@ -100,21 +100,15 @@ concept spec_argument = requires {
 template <std::size_t I, class A, bool Tensor = tensor_argument<A> || spec_argument<A>>
 struct params {
     using symbolic = const std::remove_cvref_t<A>&;
-    using eager = const std::remove_cvref_t<A>&;
 };
 template <std::size_t I, class A>
 struct params<I, A, true> {
     using symbolic = arg<I, tensor_element_t<A>>;
-    using eager = eager_tensor<tensor_element_t<A>>;
 };
 
 /// The parameter the lambda sees for argument I of type A while tracing.
 template <std::size_t I, class A>
 using symbolic_param_t = typename params<I, A>::symbolic;
-
-/// The parameter the lambda sees for an argument of type A when running eagerly.
-template <class A>
-using eager_param_t = typename params<0, A>::eager;
 
 /// Argument I for the eager lambda.
 template <class A>

@@ -248,11 +248,6 @@ public:
             out.push_back(t->pretty());
         return out;
     }
-    /// The cached traces, oldest first.
-    std::vector<std::shared_ptr<trace_entry>> traces() const {
-        std::shared_lock lock(mutex_);
-        return traces_;
-    }
 
 private:
     // A relaxed trace keeps at most this many concrete-shape plans.
