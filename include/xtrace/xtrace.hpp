@@ -13,6 +13,7 @@
 #include "function/traced_function.hpp"
 #include "inspect/inspect.hpp"
 #include "ops/composite.hpp"
+#include "ops/cond.hpp"
 #include "ops/elementwise.hpp"
 #include "ops/erase.hpp"
 #include "ops/host_function.hpp"
@@ -20,5 +21,7 @@
 #include "ops/print.hpp"
 #include "ops/reduce.hpp"
 #include "ops/shape.hpp"
+#include "ops/variable.hpp"
+#include "ops/while_loop.hpp"
 
 #endif

@@ -7,20 +7,6 @@
 
 using namespace xtrace::testing;
 
-namespace {
-// Captures what std::cout receives while it lives.
-class capture {
-public:
-    capture() : old_(std::cout.rdbuf(out_.rdbuf())) {}
-    ~capture() { std::cout.rdbuf(old_); }
-    std::string text() const { return out_.str(); }
-
-private:
-    std::ostringstream out_;
-    std::streambuf* old_;
-};
-} // namespace
-
 TEST_CASE("print runs on every call and std::cout only while tracing") {
     auto f = xtrace::function(
         [](auto x) {
@@ -35,21 +21,21 @@ TEST_CASE("print runs on every call and std::cout only while tracing") {
     const xt::xarray<std::int32_t> a = {1, 2};
     std::string once;
     {
-        capture c;
+        cout_capture c;
         f(a);
         once = c.text();
     }
     const std::string per_call = "x {1, 2}\nthen\ny x {2, 4} {false,  true}\n";
     CHECK(once == "tracing\n" + per_call);
     {
-        capture c;
+        cout_capture c;
         f(a);
         f(a);
         CHECK(c.text() == per_call + per_call);
     }
     {
         eager_scope eager;
-        capture c;
+        cout_capture c;
         f(a);
         CHECK(c.text() == "tracing\n" + per_call);
     }
@@ -62,7 +48,7 @@ TEST_CASE("print of strided arguments and from an inlined traced function") {
     });
     auto outer = xtrace::function([&](auto x) { return inner(xtrace::transpose(x)) * 1.0; });
     const xt::xarray<double> a = {{1.0, 2.0}, {3.0, 4.0}};
-    capture c;
+    cout_capture c;
     outer(a);
     outer(a);
     const std::string line = "inner {{ 1.,  3.},\n { 2.,  4.}}\n";

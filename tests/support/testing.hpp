@@ -9,6 +9,7 @@
 
 #include <cmath>
 #include <cstdint>
+#include <iostream>
 #include <random>
 #include <sstream>
 #include <string>
@@ -78,6 +79,21 @@ inline std::string shape_text(const auto& shape) {
         os << (i ? "," : "") << shape[i];
     return os.str() + "]";
 }
+
+/// Captures what std::cout receives while it lives.
+class cout_capture {
+public:
+    cout_capture() : old_(std::cout.rdbuf(out_.rdbuf())) {}
+    cout_capture(const cout_capture&) = delete;
+    cout_capture& operator=(const cout_capture&) = delete;
+    ~cout_capture() { std::cout.rdbuf(old_); }
+    /// Everything written so far.
+    std::string text() const { return out_.str(); }
+
+private:
+    std::ostringstream out_;
+    std::streambuf* old_;
+};
 
 /// The message of the xtrace::shape_error that `call()` throws, or "no shape_error".
 template <class F>

@@ -103,16 +103,24 @@ concept symbolic_tensor = requires {
 
 namespace expr {
 
-/// Records `Op(children...)` in the children's trace and returns its typed handle.
+/// The trace an op over `operands` is recorded in: the one being recorded on this thread when
+/// the operands all belong to it or to traces that enclose it (a cond branch or loop body using
+/// outer values captures them), else the first operand's.
+template <class... Ts>
+std::shared_ptr<trace::builder> target_trace(const symbolic<Ts>&... operands) {
+    trace::builder* current = trace::current();
+    if (current && (current->within(operands.builder().get()) && ...))
+        return current->shared_from_this();
+    return std::get<0>(std::forward_as_tuple(operands...)).builder();
+}
+
+/// Records `Op(children...)` in their trace and returns its typed handle.
 template <class Op, class... Children>
 node<Op, Children...> make_node(const Children&... children) {
     using result = node<Op, Children...>;
-    const auto& b = std::get<0>(std::forward_as_tuple(children...)).builder();
-    if (((children.builder() != b) || ...))
-        throw tracing_error("xtrace::" + std::string(Op::name) +
-                            ": operands come from different traces; a symbolic tensor was "
-                            "captured from another traced function");
-    const std::array<graph::node_id, sizeof...(Children)> ids{children.id()...};
+    const auto b = target_trace(children...);
+    const std::array<graph::node_id, sizeof...(Children)> ids{
+        b->import(children.builder().get(), children.id())...};
     using operand = typename std::tuple_element_t<Op::kind == op_kind::where ? 1 : 0,
                                                   std::tuple<Children...>>::value_type;
     const auto id =
@@ -125,39 +133,43 @@ node<Op, Children...> make_node(const Children&... children) {
 template <class Op, class X>
 node<Op, X> make_reduction(const X& x, std::vector<std::int64_t> axes, bool keep_dims,
                            graph::reduce_fn kernel) {
-    const auto id = x.builder()->add_reduction(Op::kind, dtype_of_v<typename X::value_type>, x.id(),
-                                               std::move(axes), keep_dims, kernel);
-    return node<Op, X>(x.builder(), id);
+    const auto b = target_trace(x);
+    const auto id =
+        b->add_reduction(Op::kind, dtype_of_v<typename X::value_type>,
+                         b->import(x.builder().get(), x.id()), std::move(axes), keep_dims, kernel);
+    return node<Op, X>(b, id);
 }
 
 /// Records shape op `Op` of `x` with attributes `attrs` in x's trace.
 template <class Op, class X>
 node<Op, X> make_shape_op(const X& x, std::vector<std::int64_t> attrs) {
-    const auto id = x.builder()->add_shape_op(Op::kind, dtype_of_v<typename X::value_type>, x.id(),
-                                              std::move(attrs));
-    return node<Op, X>(x.builder(), id);
+    const auto b = target_trace(x);
+    const auto id = b->add_shape_op(Op::kind, dtype_of_v<typename X::value_type>,
+                                    b->import(x.builder().get(), x.id()), std::move(attrs));
+    return node<Op, X>(b, id);
 }
 
 /// Records matmul(a, b) in their trace.
 template <class A, class B>
 node<op::matmul, A, B> make_matmul(const A& a, const B& b, graph::matmul_fn kernel) {
-    if (a.builder() != b.builder())
-        throw tracing_error("xtrace::matmul: operands come from different traces");
+    const auto t = target_trace(a, b);
     const auto id =
-        a.builder()->add_matmul(dtype_of_v<typename A::value_type>, a.id(), b.id(), kernel);
-    return node<op::matmul, A, B>(a.builder(), id);
+        t->add_matmul(dtype_of_v<typename A::value_type>, t->import(a.builder().get(), a.id()),
+                      t->import(b.builder().get(), b.id()), kernel);
+    return node<op::matmul, A, B>(t, id);
 }
 
-/// A constant of dtype T in the trace of `like`.
+/// A constant of dtype T in the trace an op beside `like` is recorded in.
 template <class T, class U>
 constant<T> make_constant(const symbolic<U>& like, T value) {
-    like.builder()->check_open("constant");
+    const auto b = target_trace(like);
+    b->check_open("constant");
     graph::node_id id;
     if constexpr (std::is_floating_point_v<T>)
-        id = like.builder()->add_constant(dtype_of_v<T>, value, 0);
+        id = b->add_constant(dtype_of_v<T>, value, 0);
     else
-        id = like.builder()->add_constant(dtype_of_v<T>, 0.0, static_cast<std::int64_t>(value));
-    return constant<T>(like.builder(), id);
+        id = b->add_constant(dtype_of_v<T>, 0.0, static_cast<std::int64_t>(value));
+    return constant<T>(b, id);
 }
 
 } // namespace expr

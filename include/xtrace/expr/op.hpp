@@ -96,7 +96,12 @@ enum class op_kind : std::uint8_t {
 #undef XTRACE_X
                 matmul, ///< matrix product over the last two dims, leading dims broadcast
     print, ///< writes its inputs to std::cout when run (a side effect, kept in program order)
-    host_function, ///< a C++ callback run on concrete values (a side effect, in program order)
+    host_function,   ///< a C++ callback run on concrete values (a side effect, in program order)
+    cond,            ///< runs one of two subgraphs, chosen by a 0-d bool tensor
+    while_loop,      ///< runs a body subgraph while a condition subgraph gives true
+    result,          ///< the index-th result of a cond or while_loop
+    read_variable,   ///< the value of a variable when the step runs (in program order)
+    assign_variable, ///< writes a variable (a side effect, in program order)
 };
 
 /// Facts about one op kind.
@@ -139,6 +144,16 @@ constexpr op_info info(op_kind k) noexcept {
         return {"print", -1, op_domain::any, op_result::same, false, false};
     case op_kind::matmul:
         return {"matmul", 2, op_domain::numeric, op_result::same, false, false};
+    case op_kind::cond:
+        return {"cond", -1, op_domain::any, op_result::same, false, false};
+    case op_kind::while_loop:
+        return {"while_loop", -1, op_domain::any, op_result::same, false, false};
+    case op_kind::result:
+        return {"result", 1, op_domain::any, op_result::same, false, false};
+    case op_kind::read_variable:
+        return {"read_variable", 0, op_domain::any, op_result::same, false, false};
+    case op_kind::assign_variable:
+        return {"assign_variable", 1, op_domain::any, op_result::same, false, false};
     }
     return {"?", 0, op_domain::any, op_result::same, false, false};
 }
@@ -177,6 +192,9 @@ XTRACE_SHAPE_OPS(XTRACE_X)
 #undef XTRACE_X
 XTRACE_TAG(matmul)
 XTRACE_TAG(host_function)
+XTRACE_TAG(cond)
+XTRACE_TAG(while_loop)
+XTRACE_TAG(read_variable)
 
 /// Conversion to element type T; `op::cast<>` stands for every cast in inspection queries.
 template <class T = void>

@@ -4,6 +4,7 @@
 // What a lambda returns: one tensor, or a std::tuple / std::pair of tensors. Traced, its nodes
 // become the graph's outputs; run, each becomes an xt::xarray of its dtype.
 
+#include "../eager/evaluate.hpp"
 #include "../eager/tensor.hpp"
 #include "../expr/node.hpp"
 #include "../ext/xtensor.hpp"
@@ -58,14 +59,15 @@ void mark_outputs(const R& r, trace::builder& b) {
 /// An eager result as the caller receives it.
 template <class R>
 auto eager_result(const R& r) {
+    // Symbolic results here are variable reads outside a trace: evaluated.
     if constexpr (outputs_of<R>::single)
-        return xt::xarray<typename R::value_type>(r.value());
+        return xt::xarray<typename R::value_type>(to_eager(r).value());
     else
         return std::apply(
             [](const auto&... xs) {
                 return std::tuple<
                     xt::xarray<typename std::remove_cvref_t<decltype(xs)>::value_type>...>(
-                    xs.value()...);
+                    to_eager(xs).value()...);
             },
             r);
 }

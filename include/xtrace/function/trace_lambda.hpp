@@ -90,8 +90,9 @@ constexpr void report_untraceable() {
 /// and records its graph; Traced is the expression type it returns.
 template <class Traced, class F, class... Args>
 std::shared_ptr<trace_entry> trace_lambda(const F& fn, const signature& target, bool static_fusion,
-                                          const Args&... args) {
+                                          bool first_trace, const Args&... args) {
     auto b = std::make_shared<trace::builder>();
+    b->allow_variables(first_trace); // as tf.function: variables on the first trace only
     auto param = [&](auto index, const auto& a) -> decltype(auto) {
         constexpr std::size_t i = decltype(index)::value;
         using A = std::remove_cvref_t<decltype(a)>;

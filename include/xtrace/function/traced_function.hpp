@@ -62,7 +62,8 @@ public:
         detail::signature sig;
         (sig.push_back(spec_signature(specs)), ...);
         auto entry = cache_->trace_exact(sig, [&](const detail::signature& target) {
-            return detail::trace_lambda<traced>(*fn_, target, opts().static_fusion, specs...);
+            return detail::trace_lambda<traced>(*fn_, target, opts().static_fusion,
+                                                cache_->tracing_count() == 0, specs...);
         });
         return concrete_function<traced, sizeof...(Specs)>(
             std::move(entry), opts().name.empty() ? "xtrace::concrete_function" : opts().name);
@@ -98,6 +99,7 @@ private:
             auto trace = [&](const detail::signature& target) {
                 return [&]<std::size_t... I>(std::index_sequence<I...>) {
                     return detail::trace_lambda<Traced>(*fn_, target, opts().static_fusion,
+                                                        cache_->tracing_count() == 0,
                                                         frame.template arg<I>()...);
                 }
                 (std::index_sequence_for<Args...>{});

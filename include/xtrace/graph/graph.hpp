@@ -4,6 +4,7 @@
 #include "../core/dtype.hpp"
 #include "../core/shape.hpp"
 #include "../expr/op.hpp"
+#include "variable_storage.hpp"
 
 #include <cstddef>
 #include <cstdint>
@@ -50,6 +51,8 @@ struct host_call {
                      const std::vector<std::int64_t>& out_shape, std::byte* out) const = 0;
 };
 
+struct graph;
+
 /// Index of a node in its graph; inputs always have smaller ids (the graph is topologically
 /// sorted).
 using node_id = std::uint32_t;
@@ -75,6 +78,11 @@ struct node {
     std::string text;               ///< print: the label
     std::vector<print_fn> printers; ///< print: one writer per input, chosen from its type
     std::shared_ptr<const host_call> host; ///< host_function: the callback
+    /// cond: the then and else graphs; while_loop: the condition and body graphs. An arg of
+    /// theirs reads `inputs[index]`; in a while_loop, the first `body.outputs.size()` inputs
+    /// are the loop variables' initial values, and those args read the current values.
+    std::vector<std::shared_ptr<const graph>> bodies;
+    std::shared_ptr<variable_storage> var; ///< read_variable, assign_variable: the variable
 };
 
 /// A traced function's graph: nodes in topological order, the tensor arguments and the outputs.
@@ -82,7 +90,7 @@ struct graph {
     std::vector<node> nodes;      ///< every node, operands first
     std::vector<node_id> args;    ///< the arg nodes, in call order
     std::vector<node_id> outputs; ///< what the function returns, in order
-    std::vector<node_id> effects; ///< side-effect nodes (print), in program order
+    std::vector<node_id> effects; ///< side-effect nodes (print, host_function, assign), in order
 
     const node& operator[](node_id id) const { return nodes[id]; }
 };

@@ -10,8 +10,10 @@
 #include "print.hpp"
 #include "static_fusion.hpp"
 
+#include <algorithm>
 #include <array>
 #include <cstddef>
+#include <cstring>
 #include <span>
 #include <sstream>
 #include <vector>
@@ -52,6 +54,14 @@ public:
                     run_print(id);
                 else if (g_[id].op == op_kind::host_function)
                     run_host(id);
+                else if (g_[id].op == op_kind::cond)
+                    run_cond(control_of(id));
+                else if (g_[id].op == op_kind::while_loop)
+                    run_while(control_of(id));
+                else if (g_[id].op == op_kind::read_variable)
+                    run_read(id);
+                else if (g_[id].op == op_kind::assign_variable)
+                    run_assign(id);
                 else
                     run_copy(id);
                 continue;
@@ -308,6 +318,117 @@ private:
             out = discard.data();
         }
         n.host->run(data.data(), strides.data(), shapes.data(), p_.shapes[id], out);
+    }
+
+    const plan::control& control_of(graph::node_id id) const {
+        for (const plan::control& c : p_.controls)
+            if (c.node == id)
+                return c;
+        throw error("xtrace: no plan for control node " + std::to_string(id));
+    }
+
+    // A subgraph's arguments: node inputs read where they live, or (while_loop) the current
+    // loop variables, contiguous in `vars`.
+    std::vector<strided_input> body_inputs(const graph::graph& body, const graph::node& n,
+                                           const std::byte* const* vars = nullptr) const {
+        std::vector<strided_input> in(body.args.size());
+        for (std::size_t i = 0; i < body.args.size(); ++i) {
+            const auto k = static_cast<std::size_t>(body[body.args[i]].index);
+            const graph::node_id src = n.inputs[k];
+            if (vars && k < n.bodies.back()->outputs.size()) {
+                in[i].data = vars[k];
+                contiguous_strides(p_.shapes[src].data(), p_.shapes[src].size(),
+                                   in[i].strides.data());
+                continue;
+            }
+            in[i].data = home_data(src);
+            const std::int64_t* st = home_strides(src, in[i].strides.data());
+            if (st != in[i].strides.data())
+                std::copy(st, st + p_.shapes[src].size(), in[i].strides.begin());
+        }
+        return in;
+    }
+
+    // Where result k of control step c goes: its home, or `discard` when nothing reads it.
+    std::byte* result_home(const plan::control& c, std::size_t k, const plan::plan& body,
+                           const graph::graph& bg, std::vector<std::byte>& discard) const {
+        if (c.results[k] != plan::no_node)
+            return home_data(c.results[k]);
+        const graph::node_id o = bg.outputs[k];
+        discard.resize(
+            static_cast<std::size_t>(num_elements(body.shapes[o])) * dtype_size(bg[o].type) + 1);
+        return discard.data();
+    }
+
+    void run_cond(const plan::control& c) {
+        const graph::node& n = g_[c.node];
+        const bool taken = *reinterpret_cast<const bool*>(home_data(n.inputs[0]));
+        const std::size_t branch = taken ? 0 : 1;
+        const graph::graph& body = *n.bodies[branch];
+        const plan::plan& bp = *c.bodies[branch];
+        const auto in = body_inputs(body, n);
+        std::vector<std::vector<std::byte>> discard(body.outputs.size());
+        std::vector<void*> out(body.outputs.size());
+        for (std::size_t k = 0; k < out.size(); ++k)
+            out[k] = result_home(c, k, bp, body, discard[k]);
+        executor(body, bp, in, out).run();
+    }
+
+    void run_while(const plan::control& c) {
+        const graph::node& n = g_[c.node];
+        const graph::graph& test = *n.bodies[0];
+        const graph::graph& body = *n.bodies[1];
+        const std::size_t vars = body.outputs.size();
+        // Two contiguous buffers per loop variable: the current values and the next ones.
+        plan::scratch_scope scratch;
+        std::vector<std::byte*> cur(vars), next(vars);
+        std::vector<std::size_t> bytes(vars);
+        for (std::size_t k = 0; k < vars; ++k) {
+            const graph::node_id init = n.inputs[k];
+            const shape_t& s = p_.shapes[init];
+            bytes[k] = static_cast<std::size_t>(num_elements(s)) * dtype_size(g_[init].type);
+            cur[k] = scratch.allocate(bytes[k] + 1);
+            next[k] = scratch.allocate(bytes[k] + 1);
+            std::array<std::int64_t, XTRACE_MAX_RANK> own{};
+            if (bytes[k] > 0)
+                gather(home_data(init), dtype_size(g_[init].type), home_strides(init, own.data()),
+                       s.data(), s.size(), 0, static_cast<std::size_t>(num_elements(s)), cur[k]);
+        }
+        bool go = false;
+        std::vector<void*> test_out{&go};
+        for (;;) {
+            executor(test, *c.bodies[0], body_inputs(test, n, cur.data()), test_out).run();
+            if (!go)
+                break;
+            std::vector<void*> out(next.begin(), next.end());
+            executor(body, *c.bodies[1], body_inputs(body, n, cur.data()), out).run();
+            std::swap(cur, next);
+        }
+        for (std::size_t k = 0; k < vars; ++k)
+            if (c.results[k] != plan::no_node && bytes[k] > 0)
+                std::memcpy(home_data(c.results[k]), cur[k], bytes[k]);
+    }
+
+    void run_read(graph::node_id id) {
+        const graph::node& n = g_[id];
+        std::byte* out = home_data(id);
+        if (!out)
+            return;
+        const std::lock_guard lock(n.var->mutex);
+        std::copy(n.var->bytes.begin(), n.var->bytes.end(), out);
+    }
+
+    void run_assign(graph::node_id id) {
+        const graph::node& n = g_[id];
+        const graph::node_id src = n.inputs[0];
+        const shape_t& s = p_.shapes[src];
+        const auto count = static_cast<std::size_t>(num_elements(s));
+        std::array<std::int64_t, XTRACE_MAX_RANK> own{};
+        const std::int64_t* st = home_strides(src, own.data());
+        const std::lock_guard lock(n.var->mutex);
+        if (count > 0)
+            gather(home_data(src), dtype_size(n.type), st, s.data(), s.size(), 0, count,
+                   n.var->bytes.data());
     }
 
     void run_reduction(graph::node_id id) {

@@ -30,7 +30,8 @@ constexpr void check_domain() {
                       "xtrace::cast<bool>(x)");
 }
 
-// The tensors among Xs share dtype T, the scalars fit T, and symbolic and eager do not mix.
+// The tensors among Xs share dtype T and the scalars fit T. (Symbolic tensors beside eager ones
+// are variable reads in eager code: they are evaluated, see eager/evaluate.hpp.)
 template <class T, class... Xs>
 constexpr void check_operands() {
     static_assert(((!tensor_like<Xs> || std::is_same_v<value_of_t<Xs>, T>)&&...),
@@ -39,8 +40,6 @@ constexpr void check_operands() {
     static_assert(((!weak_scalar<Xs> || scalar_fits_v<std::remove_cvref_t<Xs>, T>)&&...),
                   "xtrace: a scalar must fit the tensor's dtype: no floating-point scalar with an "
                   "integer tensor, only bool scalars with bool tensors; use xtrace::cast<T>(x)");
-    static_assert(!((symbolic_tensor<Xs> || ...) && (eager_tensor_type<Xs> || ...)),
-                  "xtrace: symbolic and eager tensors cannot be combined in one op");
 }
 
 // A weak scalar converted to T; integers out of T's range are an error, not a silent wrap.
@@ -78,12 +77,16 @@ const auto& first_tensor(const X& x, const Xs&... xs) {
 
 // Op over already checked operands with result type R.
 template <class Op, class R, class T, class... Xs>
+auto apply_eager(const Xs&... xs) {
+    return eager::apply<Op, R>(lift<T, Op>(first_tensor(xs...), xs)...);
+}
+
+template <class Op, class R, class T, class... Xs>
 auto apply(const Xs&... xs) {
-    const auto& like = first_tensor(xs...);
-    if constexpr ((symbolic_tensor<Xs> || ...))
-        return expr::make_node<Op>(lift<T, Op>(like, xs)...);
+    if constexpr (records_v<Xs...>)
+        return expr::make_node<Op>(lift<T, Op>(first_tensor(xs...), xs)...);
     else
-        return eager::apply<Op, R>(lift<T, Op>(like, xs)...);
+        return apply_eager<Op, R, T>(to_eager(xs)...);
 }
 
 // An elementwise op whose operands all share one dtype T.
@@ -226,9 +229,6 @@ auto where(const C& c, const A& a, const B& b) {
     static_assert(is_supported_dtype_v<U>,
                   "xtrace::where(c, a, b): scalar branches must be float, double, std::int32_t, "
                   "std::int64_t or bool");
-    static_assert(!(symbolic_tensor<C> && (eager_tensor_type<A> || eager_tensor_type<B>)) &&
-                      !(eager_tensor_type<C> && (symbolic_tensor<A> || symbolic_tensor<B>)),
-                  "xtrace: symbolic and eager tensors cannot be combined in one op");
     detail::check_operands<U, A, B>();
     return detail::apply<op::where, U, U>(c, a, b);
 }

@@ -73,18 +73,24 @@ auto host_function(F fn, const typed_spec<R>& spec, const Xs&... xs) {
     using result = std::invoke_result_t<F&, const xt::xarray<typename Xs::value_type>&...>;
     static_assert(std::is_convertible_v<result, xt::xarray<R>>,
                   "xtrace::host_function: fn must return xt::xarray<R> for a spec<R>");
-    if constexpr ((symbolic_tensor<Xs> && ...) && sizeof...(Xs) > 0) {
-        const auto& first = std::get<0>(std::forward_as_tuple(xs...));
-        const std::array<graph::node_id, sizeof...(Xs)> ids{xs.id()...};
-        auto call =
-            std::make_shared<const detail::host_call_impl<F, R, typename Xs::value_type...>>(
-                std::move(fn), spec);
-        const auto id = first.builder()->add_host_function(dtype_of_v<R>, spec.dims, ids, call);
-        return erased<R>(first.builder(), id);
+    static_assert(sizeof...(Xs) > 0, "xtrace::host_function: pass at least one tensor");
+    if constexpr (detail::records_v<Xs...>) {
+        if (!(detail::is_deferred(xs) || ...)) {
+            const auto b = expr::target_trace(xs...);
+            const std::array<graph::node_id, sizeof...(Xs)> ids{
+                b->import(xs.builder().get(), xs.id())...};
+            auto call =
+                std::make_shared<const detail::host_call_impl<F, R, typename Xs::value_type...>>(
+                    std::move(fn), spec);
+            const auto id = b->add_host_function(dtype_of_v<R>, spec.dims, ids, call);
+            return erased<R>(b, id);
+        }
+        // Variable reads outside a trace: the callback runs now.
+        xt::xarray<R> r = fn(detail::to_eager(xs).value()...);
+        detail::check_host_result(r, spec);
+        return detail::snapshot<R>(r);
     } else {
-        static_assert((eager_tensor_type<Xs> && ...) && sizeof...(Xs) > 0,
-                      "xtrace::host_function: pass at least one tensor, all symbolic or all eager");
-        xt::xarray<R> r = fn(xs.value()...);
+        xt::xarray<R> r = fn(detail::to_eager(xs).value()...);
         detail::check_host_result(r, spec);
         return eager_tensor<R>(std::move(r));
     }

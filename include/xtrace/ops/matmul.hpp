@@ -14,10 +14,10 @@ auto matmul(const A& a, const B& b) {
     using T = detail::value_of_t<A>;
     detail::check_operands<T, A, B>();
     detail::check_domain<op::matmul, T>();
-    if constexpr (symbolic_tensor<A>)
+    if constexpr (detail::records_v<A, B>)
         return expr::make_matmul(a, b, &interp::matmul_kernel<T>);
     else
-        return eager::matmul(a, b);
+        return eager::matmul(detail::to_eager(a), detail::to_eager(b));
 }
 
 } // namespace xtrace

@@ -19,29 +19,21 @@ namespace xtrace {
 /// now when eager or outside any trace.
 template <tensor_like... Xs>
 void print(std::string_view label, const Xs&... xs) {
-    static_assert(!((symbolic_tensor<Xs> || ...) && (eager_tensor_type<Xs> || ...)),
-                  "xtrace::print: symbolic and eager tensors cannot be printed together");
-    trace::builder* b = trace::current();
-    if constexpr ((eager_tensor_type<Xs> || ...)) {
-        b = nullptr;
-    }
-    if (b) {
-        if constexpr ((symbolic_tensor<Xs> && ...)) {
-            if (((xs.builder().get() != b) || ...))
-                throw tracing_error("xtrace::print: a tensor comes from another trace");
-            const std::array<graph::node_id, sizeof...(Xs)> ids{xs.id()...};
+    if constexpr (!(eager_tensor_type<Xs> || ...)) {
+        trace::builder* b = trace::current();
+        if (b && !(detail::is_deferred(xs) || ...)) {
+            const std::array<graph::node_id, sizeof...(Xs)> ids{
+                b->import(xs.builder().get(), xs.id())...};
             b->add_print(std::string(label), ids,
                          {&interp::print_tensor<typename Xs::value_type>...});
+            return;
         }
-        return;
     }
-    if constexpr ((eager_tensor_type<Xs> && ...)) {
-        std::ostringstream line;
-        line << label;
-        ((line << ' ' << xs.value()), ...);
-        line << '\n';
-        interp::print_line(line.str());
-    }
+    std::ostringstream line;
+    line << label;
+    ((line << ' ' << detail::to_eager(xs).value()), ...);
+    line << '\n';
+    interp::print_line(line.str());
 }
 
 } // namespace xtrace

@@ -4,6 +4,7 @@
 // What the operations accept: symbolic tensors while tracing, eager tensors when running
 // eagerly, and weakly typed C++ scalars beside either.
 
+#include "../eager/evaluate.hpp"
 #include "../eager/tensor.hpp"
 #include "../expr/node.hpp"
 
@@ -24,6 +25,11 @@ template <class X>
 concept operand = tensor_like<X> || weak_scalar<X>;
 
 namespace detail {
+
+/// True when an op over Xs records a node (no eager tensor among them), else it computes now
+/// (symbolic tensors beside eager ones are variable reads in eager code, evaluated first).
+template <class... Xs>
+inline constexpr bool records_v = (symbolic_tensor<Xs> || ...) && !(eager_tensor_type<Xs> || ...);
 
 /// True when a scalar of type S may stand beside a tensor of T without changing T.
 template <class S, class T>

@@ -15,6 +15,7 @@
 #include <cstdint>
 #include <cstring>
 #include <limits>
+#include <memory>
 #include <string>
 #include <unistd.h>
 #include <vector>
@@ -68,10 +69,23 @@ struct output_copy {
     graph::node_id node;  ///< whose value to copy
 };
 
+struct plan;
+
+/// A cond or while_loop step: its bodies bound to this call's shapes, and where its results go.
+struct control {
+    graph::node_id node;                             ///< the cond or while_loop node
+    std::vector<std::shared_ptr<const plan>> bodies; ///< one per subgraph of the node
+    /// Per result: its node, or no_node when nothing reads it.
+    std::vector<graph::node_id> results;
+};
+
+/// Sentinel for "no node".
+inline constexpr graph::node_id no_node = std::numeric_limits<graph::node_id>::max();
+
 /// What a step of a plan runs.
 enum class step_kind : std::uint8_t {
     region, ///< a fused elementwise region
-    single  ///< one node: a reduction, a matmul, or a shape op that copies
+    single  ///< one node: a reduction, a matmul, a copying shape op, an effect, a cond...
 };
 
 /// One step, in execution order: which kind, and its index in plan::regions or singles.
@@ -87,6 +101,7 @@ struct plan {
     std::vector<region> regions;         ///< fused regions, in execution order
     std::vector<graph::node_id> singles; ///< nodes run as steps of their own, in order
     std::vector<step> order;             ///< every step, in execution order
+    std::vector<control> controls;       ///< the cond and while_loop steps, in node order
     std::vector<output_copy> copies;     ///< run after the regions
     std::size_t temp_bytes = 0;          ///< scratch for intermediate tensors
     std::size_t register_bytes = 0;      ///< scratch for the largest region's registers
@@ -280,6 +295,9 @@ inline plan build(const graph::graph& g, std::span<const shape_t> arg_shapes) {
     std::vector<graph::node_id> single; // per step: its node if not a region, else count
     std::vector<std::vector<int>> deps;
     int last_effect = -1;
+    std::vector<char> is_effect(count, 0);
+    for (auto id : g.effects)
+        is_effect[id] = 1;
     auto add_deps = [&](int target, const graph::node& n) {
         for (auto in : n.inputs)
             if (avail_of[in] >= 0 && avail_of[in] != target &&
@@ -293,8 +311,12 @@ inline plan build(const graph::graph& g, std::span<const shape_t> arg_shapes) {
             avail_of[id] = avail_of[n.inputs[0]];
             continue;
         }
-        const bool effect = n.op == op_kind::print || n.op == op_kind::host_function;
-        if (info(n.op).reduction || is_shape_op(n.op) || n.op == op_kind::matmul || effect) {
+        if (n.op == op_kind::result) { // written by its cond or while_loop step
+            region_of[id] = avail_of[id] = region_of[n.inputs[0]];
+            continue;
+        }
+        const bool effect = is_effect[id] != 0;
+        if (!info(n.op).elementwise && n.op != op_kind::arg && n.op != op_kind::constant) {
             region_of[id] = avail_of[id] = static_cast<int>(regions.size());
             regions.emplace_back();
             single.push_back(id);
@@ -406,6 +428,22 @@ inline plan build(const graph::graph& g, std::span<const shape_t> arg_shapes) {
             p.regions.push_back(std::move(reg));
         }
     }
+    for (graph::node_id id = 0; id < count; ++id) {
+        const graph::node& n = g[id];
+        if (n.op != op_kind::cond && n.op != op_kind::while_loop)
+            continue;
+        control c{id, {}, std::vector<graph::node_id>(n.bodies.back()->outputs.size(), no_node)};
+        for (const auto& body : n.bodies)
+            c.bodies.push_back(
+                std::make_shared<const plan>(build(*body, body_arg_shapes(*body, n, p.shapes))));
+        p.controls.push_back(std::move(c));
+    }
+    for (graph::node_id id = 0; id < count; ++id)
+        if (g[id].op == op_kind::result) {
+            for (control& c : p.controls)
+                if (c.node == g[id].inputs[0])
+                    c.results[g[id].index] = id;
+        }
     detail::find_fused_leaves(g, p);
     return p;
 }

@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <array>
 #include <cstring>
+#include <memory>
 #include <span>
 #include <string>
 #include <string_view>
@@ -19,9 +20,69 @@
 
 namespace xtrace::trace {
 
-/// The graph under construction while a lambda is traced.
-class builder {
+/// The graph under construction while a lambda is traced (or, with a parent, while a cond
+/// branch or while_loop body is traced inside it).
+class builder : public std::enable_shared_from_this<builder> {
 public:
+    builder() = default;
+    /// A builder for a subgraph of `parent`, which must outlive it.
+    explicit builder(builder* parent)
+        : parent_(parent), variables_allowed_(parent->variables_allowed_) {}
+
+    /// Tags a builder that records no function: what variable reads outside any trace build on
+    /// (their values are computed when needed; see eager/evaluate.hpp).
+    struct deferred_t {};
+    explicit builder(deferred_t) : deferred_(true) {}
+
+    /// True for a builder of values outside any trace.
+    bool deferred() const noexcept { return deferred_; }
+
+    /// Whether variables may be created while this trace runs (a function's first trace only).
+    void allow_variables(bool allowed) noexcept { variables_allowed_ = allowed; }
+
+    /// Throws tracing_error when a variable is created in a trace that must not create one.
+    void check_variable_creation(std::string_view what) const {
+        if (!variables_allowed_)
+            throw tracing_error(
+                "xtrace::variable: " + std::string(what) +
+                " was created on a later trace of a function; variables may only be created on "
+                "the first trace, because every later trace would make a new one. Create it "
+                "once, outside the function, or guard its creation so that later traces reuse "
+                "it (e.g. `if (!w) w.emplace(...)` with a std::optional member)");
+    }
+
+    /// The enclosing trace, or nullptr.
+    builder* parent() const noexcept { return parent_; }
+
+    /// True when `b` is this trace or encloses it.
+    bool within(const builder* b) const noexcept {
+        for (const builder* t = this; t; t = t->parent_)
+            if (t == b)
+                return true;
+        return false;
+    }
+
+    /// Node `id` of trace `owner` as a node of this trace: itself if `owner` is this trace; if
+    /// `owner` encloses it, an arg that captures the value (through every trace in between).
+    graph::node_id import(const builder* owner, graph::node_id id) {
+        if (owner == this)
+            return id;
+        if (!parent_ || !within(owner))
+            throw tracing_error("xtrace: operands come from different traces; a symbolic tensor "
+                                "was captured from another traced function");
+        const graph::node_id outer = parent_->import(owner, id);
+        if (auto it = capture_of_.find(outer); it != capture_of_.end())
+            return it->second;
+        const graph::node& src = parent_->at(outer);
+        const auto local = add_arg(static_cast<std::int64_t>(g_.args.size()), src.type, src.shape);
+        captures_.push_back(outer);
+        capture_of_.emplace(outer, local);
+        return local;
+    }
+
+    /// The enclosing trace's nodes this subgraph captured, in the order of their args.
+    const std::vector<graph::node_id>& captures() const noexcept { return captures_; }
+
     /// The node of tensor argument `index`.
     graph::node_id add_arg(std::int64_t index, dtype type, shape_t shape) {
         graph::node n;
@@ -138,6 +199,72 @@ public:
         return id;
     }
 
+    /// A cond or while_loop node over `inputs` running `bodies`, with one result per output
+    /// of its last body (types and trace-time shapes `results`); returns the result nodes.
+    /// Effects inside the bodies make it an effect here.
+    std::vector<graph::node_id> add_control(op_kind op, std::vector<graph::node_id> inputs,
+                                            std::vector<std::shared_ptr<const graph::graph>> bodies,
+                                            std::span<const graph::node> results) {
+        check_open(info(op).name);
+        graph::node n;
+        n.op = op;
+        n.type = dtype::boolean;
+        n.inputs = std::move(inputs);
+        const bool effect = std::any_of(bodies.begin(), bodies.end(),
+                                        [](const auto& b) { return !b->effects.empty(); });
+        n.bodies = std::move(bodies);
+        const auto id = push(std::move(n));
+        if (effect)
+            g_.effects.push_back(id);
+        std::vector<graph::node_id> out;
+        for (std::size_t k = 0; k < results.size(); ++k) {
+            graph::node r;
+            r.op = op_kind::result;
+            r.type = results[k].type;
+            r.shape = results[k].shape;
+            r.inputs = {id};
+            r.index = static_cast<std::int64_t>(k);
+            out.push_back(push(std::move(r)));
+        }
+        return out;
+    }
+
+    /// The value of variable `var` when this point of the program runs.
+    graph::node_id add_read_variable(std::shared_ptr<graph::variable_storage> var) {
+        check_open("variable::read");
+        graph::node n;
+        n.op = op_kind::read_variable;
+        n.type = var->type;
+        n.shape = var->shape;
+        n.var = std::move(var);
+        const auto id = push(std::move(n));
+        g_.effects.push_back(id); // ordered with the assignments around it
+        return id;
+    }
+
+    /// Writes `value` (its shape must be the variable's) to variable `var`.
+    graph::node_id add_assign_variable(std::shared_ptr<graph::variable_storage> var,
+                                       graph::node_id value) {
+        check_open("variable::assign");
+        const shape_t& s = g_.nodes[value].shape;
+        bool fits = s.size() == var->shape.size();
+        for (std::size_t d = 0; fits && d < s.size(); ++d)
+            fits = s[d] < 0 || s[d] == var->shape[d];
+        if (!fits)
+            throw shape_error("xtrace::variable::assign: " + var->describe() + " has shape " +
+                              shape_string(var->shape) + ", the value assigned has shape " +
+                              shape_string(s));
+        graph::node n;
+        n.op = op_kind::assign_variable;
+        n.type = var->type;
+        n.shape = var->shape;
+        n.inputs = {value};
+        n.var = std::move(var);
+        const auto id = push(std::move(n));
+        g_.effects.push_back(id);
+        return id;
+    }
+
     /// The node `id` as recorded so far.
     const graph::node& at(graph::node_id id) const { return g_.nodes[id]; }
 
@@ -156,6 +283,14 @@ public:
             throw tracing_error("xtrace::" + std::string(what) +
                                 ": a symbolic tensor was used after its trace ended; symbolic "
                                 "tensors live only inside the traced call");
+    }
+
+    /// A graph computing node `id` alone, from this builder's nodes so far (it stays open).
+    graph::graph extract(graph::node_id id) const {
+        graph::graph g;
+        g.nodes.assign(g_.nodes.begin(), g_.nodes.begin() + id + 1);
+        g.outputs = {id};
+        return prune(std::move(g));
     }
 
     /// Ends the trace and hands over the graph, without the nodes no output needs.
@@ -226,6 +361,11 @@ private:
     graph::graph g_;
     std::unordered_map<std::string, graph::node_id> cse_;
     bool finished_ = false;
+    builder* parent_ = nullptr;
+    bool variables_allowed_ = true;
+    bool deferred_ = false;
+    std::vector<graph::node_id> captures_;
+    std::unordered_map<graph::node_id, graph::node_id> capture_of_;
 };
 
 namespace detail {

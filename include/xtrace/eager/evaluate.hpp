@@ -1,0 +1,96 @@
+#ifndef XTRACE_EAGER_EVALUATE_HPP
+#define XTRACE_EAGER_EVALUATE_HPP
+
+// Symbolic tensors outside any trace. A variable read while no trace is recorded (a function
+// running eagerly, or plain code) gives a symbolic tensor of a *deferred* builder: a snapshot of
+// the value, and whatever ops are applied to it, computed when a value is needed (beside an
+// eager tensor, in print, assign, cond, or as a result). Each thread has one deferred builder,
+// alive while tensors refer to it.
+
+#include "../expr/node.hpp"
+#include "../interp/execute.hpp"
+#include "../plan/plan.hpp"
+#include "tensor.hpp"
+
+#include <cstring>
+#include <memory>
+#include <type_traits>
+
+namespace xtrace::detail {
+
+/// This thread's deferred builder.
+inline std::shared_ptr<trace::builder> deferred_trace() {
+    thread_local std::weak_ptr<trace::builder> current;
+    auto b = current.lock();
+    if (!b) {
+        b = std::make_shared<trace::builder>(trace::builder::deferred_t{});
+        current = b;
+    }
+    return b;
+}
+
+/// A deferred symbolic tensor holding a copy of `storage`'s value now.
+template <class T>
+erased<T> snapshot(const graph::variable_storage& storage) {
+    auto copy = std::make_shared<graph::variable_storage>();
+    copy->name = storage.name;
+    copy->type = storage.type;
+    copy->shape = storage.shape;
+    {
+        const std::lock_guard lock(storage.mutex);
+        copy->bytes = storage.bytes;
+    }
+    const auto b = deferred_trace();
+    return erased<T>(b, b->add_read_variable(std::move(copy)));
+}
+
+/// A deferred symbolic tensor holding `value`.
+template <class T>
+erased<T> snapshot(const xt::xarray<T>& value) {
+    graph::variable_storage s;
+    s.type = dtype_of_v<T>;
+    s.shape.assign(value.shape().begin(), value.shape().end());
+    s.bytes.resize(value.size() * sizeof(T));
+    if (value.size() > 0)
+        std::memcpy(s.bytes.data(), value.data(), s.bytes.size());
+    return snapshot<T>(s);
+}
+
+/// The value of a deferred symbolic tensor, computed now; a tensor of a trace being recorded has
+/// no value yet (tracing_error).
+template <class T>
+xt::xarray<T> evaluate(const symbolic<T>& x) {
+    if (!x.builder()->deferred())
+        throw tracing_error("xtrace: a symbolic tensor's value was needed while tracing (combined "
+                            "with an eager tensor, or used as a C++ value); symbolic tensors have "
+                            "values only when the function runs");
+    const graph::graph g = x.builder()->extract(x.id());
+    const plan::plan p = plan::build(g, {});
+    const shape_t& s = p.shapes[g.outputs[0]];
+    auto out = xt::xarray<T>::from_shape(std::vector<std::size_t>(s.begin(), s.end()));
+    void* outputs[1] = {out.data()};
+    interp::execute(g, p, {}, outputs);
+    return out;
+}
+
+/// x as an eager tensor (symbolic ones evaluated); scalars unchanged.
+template <class X>
+decltype(auto) to_eager(const X& x) {
+    if constexpr (symbolic_tensor<X>)
+        return eager_tensor<typename X::value_type>(evaluate(x));
+    else
+        return (x);
+}
+
+/// True when x is a symbolic tensor outside any trace (a variable read in eager code).
+template <class X>
+bool is_deferred(const X& x) {
+    if constexpr (symbolic_tensor<X>)
+        return x.builder()->deferred();
+    else
+        return false;
+}
+
+} // namespace xtrace::detail
+
+#endif

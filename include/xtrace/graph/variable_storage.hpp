@@ -1,0 +1,32 @@
+#ifndef XTRACE_GRAPH_VARIABLE_STORAGE_HPP
+#define XTRACE_GRAPH_VARIABLE_STORAGE_HPP
+
+// What a variable is to a graph: a dtype, a fixed shape and row-major bytes behind a lock, shared
+// between the variable object and every graph that reads or assigns it (so a variable created
+// while tracing lives as long as the graph that uses it).
+
+#include "../core/dtype.hpp"
+#include "../core/shape.hpp"
+
+#include <cstddef>
+#include <mutex>
+#include <string>
+#include <vector>
+
+namespace xtrace::graph {
+
+/// The state behind one xtrace::variable.
+struct variable_storage {
+    std::string name;             ///< as given at creation, for messages ("" if none)
+    dtype type = dtype::float32;  ///< element type
+    shape_t shape;                ///< fixed at creation
+    std::vector<std::byte> bytes; ///< the value, row-major; guarded by `mutex`
+    mutable std::mutex mutex;     ///< held while a step reads or writes `bytes`
+
+    /// "variable 'w'" or "a variable", for messages.
+    std::string describe() const { return name.empty() ? "a variable" : "variable '" + name + "'"; }
+};
+
+} // namespace xtrace::graph
+
+#endif

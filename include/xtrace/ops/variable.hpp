@@ -1,0 +1,136 @@
+#ifndef XTRACE_OPS_VARIABLE_HPP
+#define XTRACE_OPS_VARIABLE_HPP
+
+// xtrace::variable<T>: tf.Variable. State that outlives calls: traced code reads it when the
+// graph runs (read()) and updates it on every call, in program order (assign, assign_add,
+// assign_sub); plain code reads value() and assigns immediately.
+
+#include "../eager/evaluate.hpp"
+#include "elementwise.hpp"
+#include "shape.hpp"
+
+#include <cstring>
+#include <memory>
+#include <string>
+#include <type_traits>
+#include <utility>
+
+namespace xtrace {
+
+/// Mutable tensor state of element type T and a fixed shape, shared by its copies.
+template <class T>
+class variable {
+    static_assert(is_supported_dtype_v<T>, "xtrace::variable<T>: T must be float, double, "
+                                           "std::int32_t, std::int64_t or bool");
+
+public:
+    /// A variable holding `initial`, optionally named for messages and graph dumps. Created
+    /// while a function is traced, it is allowed on the function's first trace only
+    /// (tracing_error otherwise) and lives as long as the graph that uses it.
+    explicit variable(const xt::xarray<T>& initial, std::string name = {})
+        : s_(std::make_shared<graph::variable_storage>()) {
+        if (const trace::builder* b = trace::current())
+            b->check_variable_creation(name.empty() ? "a variable" : "variable '" + name + "'");
+        s_->name = std::move(name);
+        s_->type = dtype_of_v<T>;
+        s_->shape.assign(initial.shape().begin(), initial.shape().end());
+        s_->bytes.resize(initial.size() * sizeof(T));
+        store(initial);
+    }
+    /// A 0-d variable holding `initial`.
+    explicit variable(T initial, std::string name = {})
+        : variable(xt::xarray<T>(initial), std::move(name)) {}
+
+    /// The value now (from plain code; inside a traced function use read()).
+    xt::xarray<T> value() const {
+        auto v =
+            xt::xarray<T>::from_shape(std::vector<std::size_t>(s_->shape.begin(), s_->shape.end()));
+        const std::lock_guard lock(s_->mutex);
+        if (v.size() > 0)
+            std::memcpy(v.data(), s_->bytes.data(), s_->bytes.size());
+        return v;
+    }
+
+    /// The value when this point of the function runs, as a tensor: while tracing, a graph
+    /// node (later assignments in the same call are not seen by it); outside a trace, the
+    /// current value.
+    erased<T> read() const {
+        if (trace::builder* b = trace::current())
+            return erased<T>(b->shared_from_this(), b->add_read_variable(s_));
+        return detail::snapshot<T>(*s_);
+    }
+
+    /// Sets the value (same shape): while tracing, on every call at this point of the program;
+    /// outside a trace, now.
+    template <class X>
+    void assign(const X& x) {
+        if constexpr (weak_scalar<X>) {
+            const T v = detail::scalar_as<T>(x, "variable::assign");
+            if (trace::builder* b = trace::current()) {
+                const auto id =
+                    std::is_floating_point_v<T>
+                        ? b->add_constant(dtype_of_v<T>, static_cast<double>(v), 0)
+                        : b->add_constant(dtype_of_v<T>, 0.0, static_cast<std::int64_t>(v));
+                assign(broadcast_to(constant<T>(b->shared_from_this(), id), s_->shape));
+            } else {
+                auto filled = xt::xarray<T>::from_shape(
+                    std::vector<std::size_t>(s_->shape.begin(), s_->shape.end()));
+                filled.fill(v);
+                assign_now(filled);
+            }
+        } else {
+            static_assert(tensor_like<X>, "xtrace::variable::assign: pass a tensor or a scalar");
+            static_assert(std::is_same_v<detail::value_of_t<X>, T>,
+                          "xtrace::variable::assign: the value's dtype must be the variable's; "
+                          "convert it with xtrace::cast<T>(x)");
+            if constexpr (symbolic_tensor<X>) {
+                if (!x.builder()->deferred()) {
+                    const auto b = expr::target_trace(x);
+                    b->add_assign_variable(s_, b->import(x.builder().get(), x.id()));
+                    return;
+                }
+            }
+            assign_now(detail::to_eager(x).value());
+        }
+    }
+    /// assign(read() + x).
+    template <class X>
+    void assign_add(const X& x) {
+        assign(read() + x);
+    }
+    /// assign(read() - x).
+    template <class X>
+    void assign_sub(const X& x) {
+        assign(read() - x);
+    }
+
+    /// Shape, fixed at creation.
+    std::vector<std::int64_t> shape() const { return s_->shape; }
+    /// Element type.
+    xtrace::dtype dtype() const noexcept { return dtype_of_v<T>; }
+    /// The name given at creation.
+    const std::string& name() const noexcept { return s_->name; }
+
+private:
+    void assign_now(const xt::xarray<T>& v) {
+        const shape_t got(v.shape().begin(), v.shape().end());
+        if (got != s_->shape)
+            throw shape_error("xtrace::variable::assign: " + s_->describe() + " has shape " +
+                              shape_string(s_->shape) + ", the value assigned has shape " +
+                              shape_string(got));
+        store(v);
+    }
+
+    void store(const xt::xarray<T>& v) {
+        const xt::xarray<T> dense = v; // row-major, whatever v's layout
+        const std::lock_guard lock(s_->mutex);
+        if (dense.size() > 0)
+            std::memcpy(s_->bytes.data(), dense.data(), s_->bytes.size());
+    }
+
+    std::shared_ptr<graph::variable_storage> s_;
+};
+
+} // namespace xtrace
+
+#endif

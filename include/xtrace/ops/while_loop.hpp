@@ -1,0 +1,169 @@
+#ifndef XTRACE_OPS_WHILE_LOOP_HPP
+#define XTRACE_OPS_WHILE_LOOP_HPP
+
+// while_loop(cond_fn, body_fn, init...): tf.while_loop. Traced, the condition and the body are
+// traced once into subgraphs that run as often as the condition says; eager, it is a C++ loop.
+// The body keeps every loop variable's dtype (checked at compile time) and shape.
+
+#include "cond.hpp"
+
+#include <array>
+#include <string>
+#include <tuple>
+#include <type_traits>
+#include <utility>
+
+namespace xtrace {
+namespace detail {
+
+/// The failing check shows the loop variables' and the body's dtypes in the compiler's
+/// "with LoopDtypes = ..., BodyDtypes = ..." line.
+template <class LoopDtypes, class BodyDtypes>
+constexpr void body_keeps_dtypes() {
+    static_assert(std::is_same_v<LoopDtypes, BodyDtypes>,
+                  "xtrace::while_loop: body_fn must return one tensor per loop variable, each of "
+                  "its loop variable's dtype (see 'LoopDtypes' and 'BodyDtypes' below)");
+}
+
+template <class C, class B, class... Xs>
+constexpr void check_loop() {
+    static_assert(sizeof...(Xs) > 0 && (tensor_like<Xs> && ...),
+                  "xtrace::while_loop: pass at least one loop variable, each a tensor");
+    static_assert(std::is_invocable_v<C&, const Xs&...> && std::is_invocable_v<B&, const Xs&...>,
+                  "xtrace::while_loop: cond_fn and body_fn must take the loop variables, one "
+                  "parameter each (declare them `auto` or `const auto&`)");
+    if constexpr (std::is_invocable_v<C&, const Xs&...> && std::is_invocable_v<B&, const Xs&...>) {
+        using CR = std::invoke_result_t<C&, const Xs&...>;
+        static_assert(std::is_same_v<value_of_t<CR>, bool>,
+                      "xtrace::while_loop: cond_fn must return a 0-d bool tensor");
+        using BR = std::invoke_result_t<B&, const Xs&...>;
+        static_assert(results_of<BR>::valid,
+                      "xtrace::while_loop: body_fn must return the next loop variables: a tensor, "
+                      "or a std::tuple of tensors");
+        if constexpr (results_of<BR>::valid)
+            body_keeps_dtypes<std::tuple<value_of_t<Xs>...>, typename results_of<BR>::types>();
+    }
+}
+
+inline void check_loop_shape(const shape_t& before, const shape_t& after, std::size_t k) {
+    bool ok = before.size() == after.size();
+    for (std::size_t d = 0; ok && d < before.size(); ++d)
+        ok = before[d] < 0 || after[d] < 0 || before[d] == after[d];
+    if (!ok)
+        throw shape_error("xtrace::while_loop: loop variable " + std::to_string(k) + " has shape " +
+                          shape_string(before) + " before the loop, but shape " +
+                          shape_string(after) +
+                          " after one iteration; the body must keep each loop variable's shape");
+}
+
+} // namespace detail
+
+namespace detail {
+
+/// How a loop variable is held between iterations when the loop runs now.
+template <class X>
+using loop_var_t = std::conditional_t<eager_tensor_type<X>, X, erased<value_of_t<X>>>;
+
+// y as loop variable type V; a symbolic value (a variable read outside a trace) is computed now,
+// so each iteration starts from values rather than from a growing graph.
+template <class V, class Y>
+V to_loop_var(const Y& y) {
+    if constexpr (eager_tensor_type<V>)
+        return V(to_eager(y));
+    else if constexpr (eager_tensor_type<Y>)
+        return snapshot(y.value());
+    else
+        return snapshot(evaluate(y));
+}
+
+template <class C, class B, class... Xs>
+constexpr bool traceable_loop() {
+    if constexpr (!(symbolic_tensor<Xs> && ...))
+        return false;
+    else
+        return symbolic_tensor<std::invoke_result_t<C&, const erased<value_of_t<Xs>>&...>> &&
+               results_of<std::invoke_result_t<B&, const erased<value_of_t<Xs>>&...>>::symbolic;
+}
+
+template <class C, class B, class... Xs>
+auto run_loop(C& cond_fn, B& body_fn, const Xs&... init) {
+    std::tuple<loop_var_t<Xs>...> vars(to_loop_var<loop_var_t<Xs>>(init)...);
+    for (;;) {
+        const auto p = to_eager(std::apply(cond_fn, vars));
+        check_predicate(p.shape(), "while_loop: cond_fn's result");
+        if (!p.value()())
+            break;
+        auto next = std::apply(
+            [&](const auto&... vs) {
+                return results_of<decltype(body_fn(vs...))>::as_tuple(body_fn(vs...));
+            },
+            vars);
+        [&]<std::size_t... I>(std::index_sequence<I...>) {
+            (check_loop_shape(std::get<I>(vars).shape(), std::get<I>(next).shape(), I), ...);
+            vars = std::tuple<loop_var_t<Xs>...>(to_loop_var<loop_var_t<Xs>>(std::get<I>(next))...);
+        }
+        (std::index_sequence_for<Xs...>{});
+    }
+    return unwrap_single(std::move(vars));
+}
+
+template <class C, class B, class... Xs>
+auto traced_loop(C& cond_fn, B& body_fn, const Xs&... init) {
+    const auto b = expr::target_trace(init...);
+    std::vector<graph::node_id> inputs{b->import(init.builder().get(), init.id())...};
+    constexpr std::size_t n = sizeof...(Xs);
+    // The loop variables as the condition and the body see them: args 0..n-1.
+    auto run = [&](auto& fn, const std::shared_ptr<trace::builder>& child) {
+        return [&]<std::size_t... I>(std::index_sequence<I...>) {
+            const std::tuple<erased<value_of_t<Xs>>...> vars{erased<value_of_t<Xs>>(
+                child, child->add_arg(I, dtype_of_v<value_of_t<Xs>>, b->at(inputs[I]).shape))...};
+            return std::apply(fn, vars);
+        }
+        (std::index_sequence_for<Xs...>{});
+    };
+    std::array<trace::subgraph, 2> bodies{
+        trace::trace_subgraph(
+            *b,
+            [&](const auto& child) {
+                const auto p = run(cond_fn, child);
+                return std::vector<trace::traced_value>{{p.builder().get(), p.id()}};
+            }),
+        trace::trace_subgraph(*b, [&](const auto& child) {
+            using BR = decltype(run(body_fn, child));
+            return traced_values(results_of<BR>::as_tuple(run(body_fn, child)));
+        })};
+    const graph::graph& c = *bodies[0].g;
+    check_predicate(c[c.outputs[0]].shape, "while_loop: cond_fn's result");
+    const graph::graph& body = *bodies[1].g;
+    std::vector<graph::node> results(n);
+    for (std::size_t k = 0; k < n; ++k) {
+        results[k].type = b->at(inputs[k]).type;
+        results[k].shape = b->at(inputs[k]).shape;
+        check_loop_shape(results[k].shape, body[body.outputs[k]].shape, k);
+    }
+    trace::bind_captures(inputs, n, n, bodies);
+    const auto ids =
+        b->add_control(op_kind::while_loop, std::move(inputs), {bodies[0].g, bodies[1].g}, results);
+    return unwrap_single(
+        erased_results(static_cast<std::tuple<value_of_t<Xs>...>*>(nullptr), b, ids));
+}
+
+} // namespace detail
+
+/// Runs `vars = body_fn(vars...)` while `cond_fn(vars...)` is true, starting from `init...`, and
+/// returns the final loop variables (one tensor, or a tuple for several). body_fn must keep each
+/// variable's dtype and shape; cond_fn returns a 0-d bool tensor. Traced, both are traced once
+/// and the loop runs in the graph; eager, it is a C++ loop.
+template <class C, class B, class... Xs>
+auto while_loop(C cond_fn, B body_fn, const Xs&... init) {
+    detail::check_loop<C, B, Xs...>();
+    if constexpr (detail::traceable_loop<C, B, Xs...>()) {
+        if (!(detail::is_deferred(init) || ...))
+            return detail::traced_loop(cond_fn, body_fn, init...);
+    }
+    return detail::run_loop(cond_fn, body_fn, init...);
+}
+
+} // namespace xtrace
+
+#endif
