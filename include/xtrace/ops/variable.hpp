@@ -78,8 +78,16 @@ public:
                 filled.fill(v);
                 assign_now(filled);
             }
+        } else if constexpr (xt::is_xexpression<X>::value) {
+            if (trace::current())
+                throw tracing_error(
+                    "xtrace::variable::assign: a concrete xtensor value inside a traced function "
+                    "would be assigned once, while tracing; assign a tensor computed from the "
+                    "function's arguments, or a scalar");
+            assign_now(xt::xarray<T>(x));
         } else {
-            static_assert(tensor_like<X>, "xtrace::variable::assign: pass a tensor or a scalar");
+            static_assert(tensor_like<X>,
+                          "xtrace::variable::assign: pass a tensor, an xtensor value or a scalar");
             static_assert(std::is_same_v<detail::value_of_t<X>, T>,
                           "xtrace::variable::assign: the value's dtype must be the variable's; "
                           "convert it with xtrace::cast<T>(x)");
