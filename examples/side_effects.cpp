@@ -1,4 +1,5 @@
-// What runs when: plain C++ runs while tracing, xtrace::print on every call.
+// What runs when: plain C++ runs while tracing, xtrace::print and variable assignments on every
+// call.
 
 #include <xtrace/xtrace.hpp>
 
@@ -25,5 +26,21 @@ int main() {
     xtrace::run_functions_eagerly(true);
     step(x);
     xtrace::run_functions_eagerly(false);
-    return traced == 2 ? EXIT_SUCCESS : EXIT_FAILURE;
+
+    // State. A C++ counter bumped inside the lambda, or hidden in a helper it calls, changes
+    // while tracing only; an xtrace::variable assigned in the lambda changes on every call.
+    int plain_count = 0;
+    auto helper = [&plain_count](const auto& t) {
+        ++plain_count; // hidden state: runs while tracing only
+        return t * 2.f;
+    };
+    xtrace::variable<int> calls(0, "calls");
+    auto counted = xtrace::function([&](auto t) {
+        calls.assign_add(1); // in plain sight, in the graph: every call
+        return helper(t);
+    });
+    for (int i = 0; i < 3; ++i)
+        counted(x);
+    std::cout << "helper ran " << plain_count << " time(s), calls = " << calls.value() << '\n';
+    return traced == 2 && plain_count == 1 && calls.value()() == 3 ? EXIT_SUCCESS : EXIT_FAILURE;
 }

@@ -30,8 +30,13 @@ TEST_CASE("kernel_for and kernels_of agree") {
 
 TEST_CASE("a node without kernels cannot be planned") {
     graph::graph g;
-    g.nodes.push_back(graph::node{op_kind::arg, dtype::float32, {}, {3}});
-    g.nodes.push_back(graph::node{op_kind::exp, dtype::float32, {0}, {3}});
+    graph::node a, e;
+    a.op = op_kind::arg;
+    a.shape = {3};
+    e.op = op_kind::exp;
+    e.inputs = {0};
+    e.shape = {3};
+    g.nodes = {a, e};
     g.args = {0};
     g.outputs = {1};
     CHECK_THROWS_AS(plan::build(g, std::vector<shape_t>{{3}}), xtrace::error);
