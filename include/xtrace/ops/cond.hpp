@@ -18,15 +18,30 @@ namespace detail {
 /// The failing check shows the branches' dtypes in the compiler's "with ThenDtypes = ...,
 /// ElseDtypes = ..." line.
 template <class ThenDtypes, class ElseDtypes>
-constexpr void cond_branches_agree() {
+constexpr auto cond_branches_agree() {
     static_assert(std::is_same_v<ThenDtypes, ElseDtypes>,
                   "xtrace::cond: the then branch and the else branch return different dtypes (see "
-                  "'ThenDtypes' and 'ElseDtypes' below); both must return the same dtypes, so "
-                  "convert one with xtrace::cast<T>(x)");
+                  "'with ThenDtypes = ..., ElseDtypes = ...' above); both must return the same "
+                  "dtypes, so convert one with xtrace::cast<T>(x)");
 }
 
+/// True when the branches return the same dtypes (or both nothing).
 template <class Then, class Else>
-constexpr void check_branches() {
+constexpr bool branches_agree() {
+    using RT = std::invoke_result_t<Then&>;
+    using RE = std::invoke_result_t<Else&>;
+    if constexpr (std::is_void_v<RT> || std::is_void_v<RE>)
+        return std::is_void_v<RT> == std::is_void_v<RE>;
+    else if constexpr (!results_of<RT>::valid || !results_of<RE>::valid)
+        return false;
+    else
+        return std::is_same_v<typename results_of<RT>::types, typename results_of<RE>::types>;
+}
+
+// Deduced return types (here and below) make the compiler check these as soon as cond is
+// instantiated, so that their message is the first error.
+template <class Then, class Else>
+constexpr auto check_branches() {
     using RT = std::invoke_result_t<Then&>;
     using RE = std::invoke_result_t<Else&>;
     static_assert(std::is_void_v<RT> == std::is_void_v<RE>,
@@ -129,9 +144,10 @@ auto traced_cond(const P& pred, Then& then_fn, Else& else_fn) {
 /// a 0-d bool tensor, or a C++ bool (then only the taken branch is called, as a Python `if`).
 template <class P, class Then, class Else>
 auto cond(const P& pred, Then then_fn, Else else_fn) {
-    detail::check_branches<Then, Else>();
     using RT = std::invoke_result_t<Then&>;
-    if constexpr (std::is_same_v<P, bool>) {
+    if constexpr (!detail::branches_agree<Then, Else>()) {
+        detail::check_branches<Then, Else>(); // says why, and nothing else fails
+    } else if constexpr (std::is_same_v<P, bool>) {
         return pred ? detail::run_branch(then_fn) : detail::run_branch(else_fn);
     } else {
         static_assert(tensor_like<P> && std::is_same_v<detail::value_of_t<P>, bool>,

@@ -19,14 +19,33 @@ namespace detail {
 /// The failing check shows the loop variables' and the body's dtypes in the compiler's
 /// "with LoopDtypes = ..., BodyDtypes = ..." line.
 template <class LoopDtypes, class BodyDtypes>
-constexpr void body_keeps_dtypes() {
+constexpr auto body_keeps_dtypes() {
     static_assert(std::is_same_v<LoopDtypes, BodyDtypes>,
                   "xtrace::while_loop: body_fn must return one tensor per loop variable, each of "
-                  "its loop variable's dtype (see 'LoopDtypes' and 'BodyDtypes' below)");
+                  "its loop variable's dtype (see 'with LoopDtypes = ..., BodyDtypes = ...' "
+                  "above)");
+}
+
+/// True when cond_fn and body_fn fit the loop variables Xs.
+template <class C, class B, class... Xs>
+constexpr bool loop_fits() {
+    if constexpr (sizeof...(Xs) == 0 || !(tensor_like<Xs> && ...))
+        return false;
+    else if constexpr (!std::is_invocable_v<C&, const Xs&...> ||
+                       !std::is_invocable_v<B&, const Xs&...>)
+        return false;
+    else {
+        using CR = std::invoke_result_t<C&, const Xs&...>;
+        using BR = std::invoke_result_t<B&, const Xs&...>;
+        if constexpr (!std::is_same_v<value_of_t<CR>, bool> || !results_of<BR>::valid)
+            return false;
+        else
+            return std::is_same_v<std::tuple<value_of_t<Xs>...>, typename results_of<BR>::types>;
+    }
 }
 
 template <class C, class B, class... Xs>
-constexpr void check_loop() {
+constexpr auto check_loop() {
     static_assert(sizeof...(Xs) > 0 && (tensor_like<Xs> && ...),
                   "xtrace::while_loop: pass at least one loop variable, each a tensor");
     static_assert(std::is_invocable_v<C&, const Xs&...> && std::is_invocable_v<B&, const Xs&...>,
@@ -156,12 +175,15 @@ auto traced_loop(C& cond_fn, B& body_fn, const Xs&... init) {
 /// and the loop runs in the graph; eager, it is a C++ loop.
 template <class C, class B, class... Xs>
 auto while_loop(C cond_fn, B body_fn, const Xs&... init) {
-    detail::check_loop<C, B, Xs...>();
-    if constexpr (detail::traceable_loop<C, B, Xs...>()) {
-        if (!(detail::is_deferred(init) || ...))
-            return detail::traced_loop(cond_fn, body_fn, init...);
+    if constexpr (!detail::loop_fits<C, B, Xs...>()) {
+        detail::check_loop<C, B, Xs...>(); // says why, and nothing else fails
+    } else {
+        if constexpr (detail::traceable_loop<C, B, Xs...>()) {
+            if (!(detail::is_deferred(init) || ...))
+                return detail::traced_loop(cond_fn, body_fn, init...);
+        }
+        return detail::run_loop(cond_fn, body_fn, init...);
     }
-    return detail::run_loop(cond_fn, body_fn, init...);
 }
 
 } // namespace xtrace
