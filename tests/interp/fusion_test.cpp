@@ -69,3 +69,45 @@ TEST_CASE("outputs that are arguments, constants or repeated nodes are copied") 
     CHECK((r == q));
     CHECK(q.data() != r.data());
 }
+
+TEST_CASE("a reduction over innermost dims runs inside the region that feeds it") {
+    traced t;
+    auto x = t.input<0>({300, 70});
+    auto y = t.input<1>({300, 70});
+    auto rows = xtrace::sum(x * y, {1});       // reads x and y once, materialises nothing
+    auto total = xtrace::mean(xtrace::exp(x)); // over every dim
+    auto cols = xtrace::sum(x * 2.f, {0});     // not innermost: a step of its own
+    t.b->add_output(rows.id());
+    t.b->add_output(total.id());
+    t.b->add_output(cols.id());
+    const auto g = t.b->finish();
+    const auto p = plan::build(g, std::vector<shape_t>{{300, 70}, {300, 70}});
+    std::size_t tails = 0;
+    for (const auto& r : p.regions)
+        tails += r.tails.size();
+    CHECK(tails == 2);
+    CHECK(p.singles.size() == 1);
+    CHECK(p.temp_bytes == (300 * 70 * 4 + 63) / 64 * 64); // x * 2 only, for the column sum
+
+    // Results against xtensor, on blocks that split rows, for every reduction.
+    auto f = xtrace::function([](auto a, auto b) {
+        auto e = a * b + 1.0;
+        return std::tuple(xtrace::sum(e, {1}), xtrace::mean(e), xtrace::max(e, {-1}),
+                          xtrace::min(e, {1, 2}, xtrace::keep_dims), xtrace::prod(a * 0.0 + 1.0));
+    });
+    for (auto shape : {std::vector<std::size_t>{3, 1000, 7}, {2, 0, 5}, {1, 1, 1}, {4, 3, 2}}) {
+        const xt::xarray<double> a = xtrace::testing::random_array<double>(shape);
+        const xt::xarray<double> b = xtrace::testing::random_array<double>(shape);
+        const xt::xarray<double> e = a * b + 1.0;
+        auto [s, m, mx, mn, pr] = f(a, b);
+        CHECK(xtrace::testing::close(s, xt::xarray<double>(xt::sum(e, {1})), 64, 1e-9));
+        CHECK(xtrace::testing::close(m, xt::xarray<double>(xt::mean(e)), 64, 1e-9));
+        if (e.size() > 0) {
+            CHECK(xtrace::testing::close(mx, xt::xarray<double>(xt::amax(e, {2}))));
+            xt::xarray<double> low = xt::amin(e, {1, 2});
+            low.reshape({shape[0], 1, 1});
+            CHECK(xtrace::testing::close(mn, low));
+        }
+        CHECK(pr() == 1.0);
+    }
+}

@@ -132,7 +132,7 @@ node<Op, Children...> make_node(const Children&... children) {
 /// Records reduction `Op` of `x` over `axes` in x's trace.
 template <class Op, class X>
 node<Op, X> make_reduction(const X& x, std::vector<std::int64_t> axes, bool keep_dims,
-                           graph::reduce_fn kernel) {
+                           const graph::reduce_kernels* kernel) {
     const auto b = target_trace(x);
     const auto id =
         b->add_reduction(Op::kind, dtype_of_v<typename X::value_type>,

@@ -32,6 +32,20 @@ using reduce_fn = void (*)(const std::byte* in, const std::int64_t* strides,
                            const std::int64_t* shape, std::size_t rank, std::uint64_t axes_mask,
                            std::byte* out);
 
+/// The kernels of one reduction on one dtype: the whole reduction of a materialised tensor, and
+/// the pieces that compute it block by block inside the region producing its input (when it
+/// reduces the innermost dims: rows of `inner` consecutive elements, one result each).
+struct reduce_kernels {
+    reduce_fn whole = nullptr;
+    /// Sets n results to the reduction's identity.
+    void (*init)(std::byte* acc, std::size_t n) = nullptr;
+    /// Folds elements [start, start + n) of the row-major input, given in `block`, into `acc`.
+    void (*accumulate)(const std::byte* block, std::size_t start, std::size_t n, std::size_t inner,
+                       std::byte* acc) = nullptr;
+    /// Finishes n results over rows of `inner` elements (mean divides).
+    void (*finish)(std::byte* acc, std::size_t n, std::size_t inner) = nullptr;
+};
+
 /// C = A B for one m x k by k x n pair: element strides of A's and B's rows and columns; C is
 /// contiguous m x n.
 using matmul_fn = void (*)(const std::byte* a, std::int64_t a_row, std::int64_t a_col,
@@ -72,12 +86,12 @@ struct node {
     /// Reductions: the reduced dims, sorted. transpose: the permutation. expand_dims, squeeze:
     /// the axis. reshape, broadcast_to: the requested dims.
     std::vector<std::int64_t> axes;
-    bool keep_dims = false;         ///< reductions: reduced dims kept with size 1
-    reduce_fn reduce = nullptr;     ///< reductions: the kernel chosen from the expression type
-    matmul_fn matmul = nullptr;     ///< matmul: the kernel chosen from the expression type
-    std::string text;               ///< print: the label
-    std::vector<print_fn> printers; ///< print: one writer per input, chosen from its type
-    std::shared_ptr<const host_call> host; ///< host_function: the callback
+    bool keep_dims = false;                 ///< reductions: reduced dims kept with size 1
+    const reduce_kernels* reduce = nullptr; ///< reductions: kernels chosen from the expression type
+    matmul_fn matmul = nullptr;             ///< matmul: the kernel chosen from the expression type
+    std::string text;                       ///< print: the label
+    std::vector<print_fn> printers;         ///< print: one writer per input, chosen from its type
+    std::shared_ptr<const host_call> host;  ///< host_function: the callback
     /// cond: the then and else graphs; while_loop: the condition and body graphs. An arg of
     /// theirs reads `inputs[index]`; in a while_loop, the first `body.outputs.size()` inputs
     /// are the loop variables' initial values, and those args read the current values.

@@ -67,8 +67,12 @@ public:
                 continue;
             }
             const plan::region& r = p_.regions[s.index];
+            for (const plan::tail_reduction& t : r.tails)
+                g_[t.node].reduce->init(home_data(t.node), t.results);
             if (r.size > 0)
                 run_region(r, scratch);
+            for (const plan::tail_reduction& t : r.tails)
+                g_[t.node].reduce->finish(home_data(t.node), t.results, t.inner);
         }
         for (const auto& c : p_.copies)
             copy_out(c);
@@ -190,6 +194,8 @@ private:
                 const void* in[3] = {ptrs[ins.in[0]], ptrs[ins.in[1]], ptrs[ins.in[2]]};
                 ins.fn(in, ptrs[ins.out], n);
             }
+            for (const plan::tail_reduction& t : r.tails)
+                g_[t.node].reduce->accumulate(ptrs[t.slot], start, n, t.inner, home_data(t.node));
         }
     }
 
@@ -440,7 +446,7 @@ private:
         std::uint64_t mask = 0;
         for (auto a : n.axes)
             mask |= std::uint64_t(1) << a;
-        n.reduce(home_data(in), st, shape.data(), shape.size(), mask, home_data(id));
+        n.reduce->whole(home_data(in), st, shape.data(), shape.size(), mask, home_data(id));
     }
 
     void copy_out(const plan::output_copy& c) {

@@ -11,6 +11,7 @@
 #include "../graph/graph.hpp"
 #include "functors.hpp"
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <limits>
@@ -151,6 +152,45 @@ void reduce_kernel(const std::byte* in_bytes, const std::int64_t* strides,
         }
     }
 }
+
+namespace detail {
+
+template <class Op, class T>
+void init_results(std::byte* acc, std::size_t n) {
+    T* a = reinterpret_cast<T*>(acc);
+    for (std::size_t i = 0; i < n; ++i)
+        a[i] = reducer<Op, T>::identity();
+}
+
+// Each stretch of the block within one row reduces as a run, then joins that row's result.
+template <class Op, class T>
+void accumulate_rows(const std::byte* block, std::size_t start, std::size_t n, std::size_t inner,
+                     std::byte* acc) {
+    using R = reducer<Op, T>;
+    const T* p = reinterpret_cast<const T*>(block);
+    T* a = reinterpret_cast<T*>(acc);
+    for (std::size_t i = 0; i < n;) {
+        const std::size_t row = (start + i) / inner;
+        const std::size_t end = std::min(n, (row + 1) * inner - start);
+        a[row] = R::combine(a[row], reduce_run<R>(p + i, end - i));
+        i = end;
+    }
+}
+
+template <class Op, class T>
+void finish_results(std::byte* acc, std::size_t n, std::size_t inner) {
+    T* a = reinterpret_cast<T*>(acc);
+    for (std::size_t i = 0; i < n; ++i)
+        a[i] = reducer<Op, T>::finish(a[i], inner);
+}
+
+} // namespace detail
+
+/// Every kernel of reduction Op on T.
+template <class Op, class T>
+inline constexpr graph::reduce_kernels reduce_kernels_of{
+    &reduce_kernel<Op, T>, &detail::init_results<Op, T>, &detail::accumulate_rows<Op, T>,
+    &detail::finish_results<Op, T>};
 
 } // namespace xtrace::interp
 

@@ -34,7 +34,8 @@ auto reduction(const X& x, std::optional<std::vector<std::int64_t>> axes, bool k
     }
     std::vector<std::int64_t> list = axes ? std::move(*axes) : std::move(all);
     if constexpr (symbolic_tensor<X>)
-        return expr::make_reduction<Op>(x, std::move(list), keep, &interp::reduce_kernel<Op, T>);
+        return expr::make_reduction<Op>(x, std::move(list), keep,
+                                        &interp::reduce_kernels_of<Op, T>);
     else
         return eager::reduce<Op>(x, std::move(list), keep);
 }

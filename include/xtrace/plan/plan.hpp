@@ -50,6 +50,15 @@ struct instruction {
     std::uint16_t out = 0;
 };
 
+/// A reduction of a region's node over its innermost dims, computed block by block as the
+/// region runs (so its input is never materialised for it).
+struct tail_reduction {
+    graph::node_id node;     ///< the reduction
+    std::uint16_t slot = 0;  ///< its input's slot in the region
+    std::size_t inner = 1;   ///< input elements per result
+    std::size_t results = 0; ///< result elements
+};
+
 /// A maximal set of elementwise nodes of one shape, run together block by block.
 struct region {
     shape_t shape;                        ///< every node's shape
@@ -61,6 +70,7 @@ struct region {
     std::vector<std::uint8_t> live_out;   ///< per node: written to its home
     std::uint16_t register_count = 0;     ///< distinct registers
     std::size_t block = 0;                ///< elements per block
+    std::vector<tail_reduction> tails;    ///< reductions fed by the region, run with it
 };
 
 /// A graph output that is not written by a region (an argument, a constant, a repeated node).
@@ -170,6 +180,9 @@ inline void lay_out(region& r, const graph::graph& g) {
     };
     const std::size_t slots = n_in + r.nodes.size();
     std::vector<std::size_t> last_use(slots, 0);
+    // A tail reduction reads its input after the whole block program: never freed before.
+    for (const tail_reduction& t : r.tails)
+        last_use[t.slot] = std::numeric_limits<std::size_t>::max();
     // A constant read only by binary ops is splatted inside their kernels: it needs no register.
     std::vector<char> needs_register(n_in, 0);
     for (std::size_t i = 0; i < n_in; ++i)
@@ -181,7 +194,7 @@ inline void lay_out(region& r, const graph::graph& g) {
         int splat = -1;
         for (std::size_t k = 0; k < n.inputs.size(); ++k) {
             ins.in[k] = slot_of(n.inputs[k]);
-            last_use[ins.in[k]] = i;
+            last_use[ins.in[k]] = std::max(last_use[ins.in[k]], i);
             if (ins.in[k] < n_in && g[n.inputs[k]].op == op_kind::constant) {
                 if (n.inputs.size() == 2 && splat < 0)
                     splat = static_cast<int>(k);
@@ -262,6 +275,16 @@ inline void find_fused_leaves(const graph::graph& g, plan& p) {
 
 } // namespace detail
 
+namespace detail {
+// True when sorted `axes` are the innermost dims of a rank-`rank` tensor (or none).
+inline bool innermost(const std::vector<std::int64_t>& axes, std::size_t rank) {
+    for (std::size_t k = 0; k < axes.size(); ++k)
+        if (axes[k] != static_cast<std::int64_t>(rank - axes.size() + k))
+            return false;
+    return true;
+}
+} // namespace detail
+
 /// Binds `g` to its arguments' concrete shapes: fused regions, homes and block programs.
 inline plan build(const graph::graph& g, std::span<const shape_t> arg_shapes) {
     plan p;
@@ -291,6 +314,7 @@ inline plan build(const graph::graph& g, std::span<const shape_t> arg_shapes) {
     // steps of their own. avail_of: the step after which a node's value can be read (a view's
     // is its source's).
     std::vector<int> region_of(count, -1), avail_of(count, -1);
+    std::vector<char> tail(count, 0); // a reduction run inside its input's region
     std::vector<region> regions;
     std::vector<graph::node_id> single; // per step: its node if not a region, else count
     std::vector<std::vector<int>> deps;
@@ -310,6 +334,16 @@ inline plan build(const graph::graph& g, std::span<const shape_t> arg_shapes) {
         if (is_view[id]) {
             avail_of[id] = avail_of[n.inputs[0]];
             continue;
+        }
+        if (info(n.op).reduction && n.reduce && n.reduce->accumulate) {
+            const graph::node_id in = n.inputs[0];
+            const int r = region_of[in];
+            if (r >= 0 && single[r] == count && !tail[in] && !is_view[in] &&
+                detail::innermost(n.axes, p.shapes[in].size())) {
+                region_of[id] = avail_of[id] = r;
+                tail[id] = 1;
+                continue;
+            }
         }
         if (n.op == op_kind::result) { // written by its cond or while_loop step
             region_of[id] = avail_of[id] = region_of[n.inputs[0]];
@@ -335,9 +369,9 @@ inline plan build(const graph::graph& g, std::span<const shape_t> arg_shapes) {
             if (single[r] != count || regions[r].shape != p.shapes[id])
                 return false;
             for (auto in : n.inputs) {
-                if (region_of[in] == r)
+                if (region_of[in] == r && !tail[in])
                     continue;
-                if (avail_of[in] == r) // a view of this region's node: needs it whole
+                if (avail_of[in] == r) // a view or a reduction of this region: needs it whole
                     return false;
                 if (avail_of[in] >= 0 && detail::reaches(deps, avail_of[in], r))
                     return false;
@@ -421,6 +455,18 @@ inline plan build(const graph::graph& g, std::span<const shape_t> arg_shapes) {
                         reg.inputs.push_back(in);
             for (auto id : reg.nodes)
                 reg.live_out.push_back(p.homes[id].home != home::none);
+            for (graph::node_id id = 0; id < count; ++id) {
+                if (!tail[id] || region_of[id] != static_cast<int>(r))
+                    continue;
+                const graph::node_id in = g[id].inputs[0];
+                tail_reduction t{id, 0, 1, static_cast<std::size_t>(num_elements(p.shapes[id]))};
+                t.slot = static_cast<std::uint16_t>(
+                    reg.inputs.size() +
+                    (std::find(reg.nodes.begin(), reg.nodes.end(), in) - reg.nodes.begin()));
+                for (auto a : g[id].axes)
+                    t.inner *= static_cast<std::size_t>(p.shapes[in][a]);
+                reg.tails.push_back(t);
+            }
             detail::lay_out(reg, g);
             p.register_bytes =
                 std::max(p.register_bytes, std::size_t(reg.register_count) * reg.block * 8);

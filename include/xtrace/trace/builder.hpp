@@ -124,7 +124,7 @@ public:
     /// A reduction of `input` over `axes` (any order, negative allowed); throws shape_error.
     graph::node_id add_reduction(op_kind op, dtype type, graph::node_id input,
                                  std::vector<std::int64_t> axes, bool keep_dims,
-                                 graph::reduce_fn kernel) {
+                                 const graph::reduce_kernels* kernel) {
         check_open(info(op).name);
         graph::node n;
         n.op = op;
