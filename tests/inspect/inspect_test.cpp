@@ -42,6 +42,20 @@ static_assert(hana::length(inspect::ops<H>) == hana::size_c<6>); // cast<int32>,
 static_assert(inspect::node_count<arg<0, double>> == 1);
 static_assert(inspect::to_string<node<op::neg, erased<float>>>() == "neg(t)");
 
+// cond of one tensor keeps its predicate and both branches in its type; while_loop of one
+// variable its initial value.
+inline auto branchy = xtrace::function([](auto x) {
+    auto c = xtrace::cond(
+        xtrace::sum(x) > 0.f, [&] { return xtrace::exp(x); }, [&] { return x; });
+    return xtrace::while_loop([](auto v) { return xtrace::max(v) < 10.f; },
+                              [](auto v) { return v * 2.f; }, c);
+});
+using B = graph_t<decltype(branchy), xt::xarray<float>>;
+static_assert(inspect::to_string<B>() == "while_loop(cond(greater(sum(x0), c), exp(x0), x0))");
+static_assert(inspect::count_op<B, op::cond> == 1);
+static_assert(inspect::count_op<B, op::while_loop> == 1);
+static_assert(inspect::count_op<B, op::exp> == 1);
+
 TEST_CASE("to_dot prints the tree with one node per line") {
     constexpr std::string_view dot = inspect::to_dot<G>();
     CHECK(dot.substr(0, 16) == "digraph xtrace {");

@@ -85,6 +85,15 @@ template <class T, class Child>
 struct node_value<op::cast<T>, Child> {
     using type = T;
 };
+// cond(pred, then, else) has its branches' dtype; while_loop(x) its loop variable's.
+template <class Pred, class Then, class Else>
+struct node_value<op::cond, Pred, Then, Else> {
+    using type = typename Then::value_type;
+};
+template <class X>
+struct node_value<op::while_loop, X> {
+    using type = typename X::value_type;
+};
 } // namespace detail
 
 /// An operation `Op` applied to symbolic operands `Children...`.

@@ -105,6 +105,16 @@ inline void check_predicate(const shape_t& s, std::string_view what) {
                           " must be a 0-d bool tensor, got shape " + shape_string(s));
 }
 
+/// A traced cond of one tensor keeps its branches in its type, node<op::cond, P, Then, Else>,
+/// for compile-time inspection; tuples of results are erased.
+template <class P, class RT, class RE, class R>
+auto typed_cond_result(const R& r) {
+    if constexpr (tensor_like<RT> && symbolic_tensor<R>)
+        return node<op::cond, P, RT, RE>(r.builder(), r.id());
+    else
+        return r;
+}
+
 template <class RT, class P, class Then, class Else>
 auto traced_cond(const P& pred, Then& then_fn, Else& else_fn) {
     const auto b = expr::target_trace(pred);
@@ -133,8 +143,8 @@ auto traced_cond(const P& pred, Then& then_fn, Else& else_fn) {
     const auto ids =
         b->add_control(op_kind::cond, std::move(inputs), {bodies[0].g, bodies[1].g}, results);
     if constexpr (!std::is_void_v<RT>)
-        return unwrap_single(
-            erased_results(static_cast<typename results_of<RT>::types*>(nullptr), b, ids));
+        return typed_cond_result<P, RT, std::invoke_result_t<Else&>>(unwrap_single(
+            erased_results(static_cast<typename results_of<RT>::types*>(nullptr), b, ids)));
 }
 
 } // namespace detail
@@ -153,6 +163,7 @@ auto cond(const P& pred, Then then_fn, Else else_fn) {
         static_assert(tensor_like<P> && std::is_same_v<detail::value_of_t<P>, bool>,
                       "xtrace::cond: pred must be a 0-d bool tensor (make one with a comparison, "
                       "e.g. xtrace::sum(x) > 0) or a C++ bool");
+        using RE = std::invoke_result_t<Else&>;
         if constexpr (detail::traceable_cond<P, Then, Else>()) {
             if (!detail::is_deferred(pred))
                 return detail::traced_cond<RT>(pred, then_fn, else_fn);
@@ -160,7 +171,13 @@ auto cond(const P& pred, Then then_fn, Else else_fn) {
         // Eager, or a variable read outside a trace: only the taken branch is called.
         const auto p = detail::to_eager(pred);
         detail::check_predicate(p.shape(), "cond: pred");
-        return p.value()() ? detail::run_branch(then_fn) : detail::run_branch(else_fn);
+        if constexpr (std::is_void_v<RT>)
+            p.value()() ? detail::run_branch(then_fn) : detail::run_branch(else_fn);
+        else if constexpr (detail::traceable_cond<P, Then, Else>())
+            return detail::typed_cond_result<P, RT, RE>(p.value()() ? detail::run_branch(then_fn)
+                                                                    : detail::run_branch(else_fn));
+        else
+            return p.value()() ? detail::run_branch(then_fn) : detail::run_branch(else_fn);
     }
 }
 

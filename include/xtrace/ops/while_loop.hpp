@@ -126,6 +126,16 @@ auto run_loop(C& cond_fn, B& body_fn, const Xs&... init) {
     return unwrap_single(std::move(vars));
 }
 
+/// A traced loop of one variable shows in its type as node<op::while_loop, X>, for
+/// compile-time inspection; several variables come back erased.
+template <class... Xs, class R>
+auto typed_loop_result(const R& r) {
+    if constexpr (sizeof...(Xs) == 1 && symbolic_tensor<R>)
+        return node<op::while_loop, Xs...>(r.builder(), r.id());
+    else
+        return r;
+}
+
 template <class C, class B, class... Xs>
 auto traced_loop(C& cond_fn, B& body_fn, const Xs&... init) {
     const auto b = expr::target_trace(init...);
@@ -163,8 +173,8 @@ auto traced_loop(C& cond_fn, B& body_fn, const Xs&... init) {
     trace::bind_captures(inputs, n, n, bodies);
     const auto ids =
         b->add_control(op_kind::while_loop, std::move(inputs), {bodies[0].g, bodies[1].g}, results);
-    return unwrap_single(
-        erased_results(static_cast<std::tuple<value_of_t<Xs>...>*>(nullptr), b, ids));
+    return typed_loop_result<Xs...>(unwrap_single(
+        erased_results(static_cast<std::tuple<value_of_t<Xs>...>*>(nullptr), b, ids)));
 }
 
 } // namespace detail
@@ -181,8 +191,10 @@ auto while_loop(C cond_fn, B body_fn, const Xs&... init) {
         if constexpr (detail::traceable_loop<C, B, Xs...>()) {
             if (!(detail::is_deferred(init) || ...))
                 return detail::traced_loop(cond_fn, body_fn, init...);
+            return detail::typed_loop_result<Xs...>(detail::run_loop(cond_fn, body_fn, init...));
+        } else {
+            return detail::run_loop(cond_fn, body_fn, init...);
         }
-        return detail::run_loop(cond_fn, body_fn, init...);
     }
 }
 
