@@ -100,9 +100,12 @@ TEST_CASE("a reduction over innermost dims runs inside the region that feeds it"
         const xt::xarray<double> b = xtrace::testing::random_array<double>(shape);
         const xt::xarray<double> e = a * b + 1.0;
         auto [s, m, mx, mn, pr] = f(a, b);
-        CHECK(xtrace::testing::close(s, xt::xarray<double>(xt::sum(e, {1})), 64, 1e-9));
-        CHECK(xtrace::testing::close(m, xt::xarray<double>(xt::mean(e)), 64, 1e-9));
-        if (e.size() > 0) {
+        if (e.size() == 0) { // xtensor's reducers cannot take empty input: by hand
+            CHECK(xtrace::testing::close(s, xt::xarray<double>(xt::zeros<double>({2, 5}))));
+            CHECK(std::isnan(m()));
+        } else {
+            CHECK(xtrace::testing::close(s, xt::xarray<double>(xt::sum(e, {1})), 64, 1e-9));
+            CHECK(xtrace::testing::close(m, xt::xarray<double>(xt::mean(e)), 64, 1e-9));
             CHECK(xtrace::testing::close(mx, xt::xarray<double>(xt::amax(e, {2}))));
             xt::xarray<double> low = xt::amin(e, {1, 2});
             low.reshape({shape[0], 1, 1});

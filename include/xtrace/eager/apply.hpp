@@ -224,9 +224,14 @@ eager_tensor<T> reduce(const eager_tensor<T>& x, std::vector<std::int64_t> axes,
         count *= static_cast<std::size_t>(shape[static_cast<std::size_t>(a)]);
     constexpr op_kind k = Op::kind;
     xt::xarray<T> r;
-    if (norm.empty())
+    if (norm.empty()) {
         r = x.value();
-    else if constexpr (k == op_kind::sum || k == op_kind::mean)
+    } else if (x.value().size() == 0 && k != op_kind::max && k != op_kind::min) {
+        // xtensor's reducers step through a null buffer here; the result is the identity.
+        const shape_t s = graph::reduce_shape(shape, norm, false);
+        r = xt::xarray<T>::from_shape(std::vector<std::size_t>(s.begin(), s.end()));
+        r.fill(k == op_kind::prod ? T(1) : T(0));
+    } else if constexpr (k == op_kind::sum || k == op_kind::mean)
         r = xt::sum(x.value(), ax);
     else if constexpr (k == op_kind::prod)
         r = xt::prod(x.value(), ax);
