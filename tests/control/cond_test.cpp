@@ -4,6 +4,8 @@
 #include "support/eager_scope.hpp"
 #include "support/testing.hpp"
 
+#include <optional>
+
 using namespace xtrace::testing;
 
 namespace {
@@ -237,4 +239,32 @@ TEST_CASE("the graph shows both branches") {
     CHECK(text.find("  then:\n") != std::string::npos);
     CHECK(text.find("  else:\n") != std::string::npos);
     CHECK(text.find("mul(") != std::string::npos);
+}
+
+TEST_CASE("a tensor stored outside its branch is a tracing_error when used; nothing is cached") {
+    bool leak = true;
+    auto f = xtrace::function(
+        [&](auto x) {
+            std::optional<decltype(xtrace::erase(x * 2.f))> kept;
+            auto r = xtrace::cond(
+                xtrace::sum(x) > 0.f,
+                [&] {
+                    if (leak)
+                        kept = x * 2.f;
+                    return x;
+                },
+                [&] { return -x; });
+            return kept ? xtrace::erase(r + *kept) : xtrace::erase(r);
+        },
+        quiet());
+    try {
+        f(xt::xarray<float>{1.f});
+        FAIL("no tracing_error");
+    } catch (const xtrace::tracing_error& e) {
+        INFO(e.what());
+        CHECK(std::string(e.what()).find("used after its trace ended") != std::string::npos);
+    }
+    CHECK(f.tracing_count() == 0);
+    leak = false;
+    CHECK(close(f(xt::xarray<float>{-1.f}), xt::xarray<float>{1.f}));
 }

@@ -67,6 +67,7 @@ public:
     graph::node_id import(const builder* owner, graph::node_id id) {
         if (owner == this)
             return id;
+        owner->check_open({});
         if (!parent_ || !within(owner))
             throw tracing_error("xtrace: operands come from different traces; a symbolic tensor "
                                 "was captured from another traced function");
@@ -280,9 +281,11 @@ public:
     /// Throws tracing_error when the trace is over (a symbolic tensor kept past its trace).
     void check_open(std::string_view what) const {
         if (finished_)
-            throw tracing_error("xtrace::" + std::string(what) +
+            throw tracing_error((what.empty() ? "xtrace" : "xtrace::" + std::string(what)) +
                                 ": a symbolic tensor was used after its trace ended; symbolic "
-                                "tensors live only inside the traced call");
+                                "tensors live only inside the traced call, or the cond branch "
+                                "or while_loop body, that made them (return values from a "
+                                "branch instead of storing them outside it)");
     }
 
     /// A graph computing node `id` alone, from this builder's nodes so far (it stays open).
