@@ -41,6 +41,7 @@ public:
 
     void run() {
         plan::scratch_scope scratch;
+        scratch_ = &scratch;
         temps_ = scratch.allocate(p_.temp_bytes + 1);
         registers_ = scratch.allocate(p_.register_bytes + 1);
         for (const plan::step& s : p_.order) {
@@ -87,7 +88,7 @@ private:
         case plan::home::constant:
             return reinterpret_cast<std::byte*>(const_cast<std::uint64_t*>(&s.bits));
         case plan::home::temp:
-            return temps_ + s.offset;
+            return aliases_ && aliases_[id] ? aliases_[id] : temps_ + s.offset;
         case plan::home::output:
             return static_cast<std::byte*>(outputs_[s.index]);
         case plan::home::view:
@@ -199,6 +200,16 @@ private:
         }
     }
 
+    static bool is_row_major(const std::int64_t* strides, const shape_t& shape) {
+        std::int64_t expect = 1;
+        for (std::size_t d = shape.size(); d-- > 0;) {
+            if (shape[d] != 1 && strides[d] != expect)
+                return false;
+            expect *= shape[d];
+        }
+        return true;
+    }
+
     void view_strides(graph::node_id id, std::int64_t* out) const {
         const graph::node& n = g_[id];
         const graph::node_id src = n.inputs[0];
@@ -232,7 +243,9 @@ private:
         }
     }
 
-    // A shape op that cannot be a view: its source gathered, row-major, into its home.
+    // A shape op that cannot be a view: its source gathered, row-major, into its home. A
+    // reshape of an argument the caller passed contiguous reads the argument in place instead
+    // (the plan cannot know the layout: it is shared by calls of any strides).
     void run_copy(graph::node_id id) {
         const graph::node_id src = g_[id].inputs[0];
         const shape_t& s = p_.shapes[src];
@@ -240,6 +253,17 @@ private:
         if (n == 0)
             return;
         std::array<std::int64_t, XTRACE_MAX_RANK> own{};
+        const plan::storage& from = p_.homes[src];
+        if (from.home == plan::home::arg && p_.homes[id].home == plan::home::temp &&
+            is_row_major(args_[from.index].strides.data(), s)) {
+            if (!aliases_) {
+                aliases_ = reinterpret_cast<std::byte**>(
+                    scratch_->allocate(g_.nodes.size() * sizeof(std::byte*)));
+                std::fill(aliases_, aliases_ + g_.nodes.size(), nullptr);
+            }
+            aliases_[id] = home_data(src);
+            return;
+        }
         gather(home_data(src), dtype_size(g_[src].type), home_strides(src, own.data()), s.data(),
                s.size(), 0, n, home_data(id));
     }
@@ -465,6 +489,8 @@ private:
     std::span<const strided_input> args_;
     std::span<void* const> outputs_;
     std::byte* temps_ = nullptr;
+    plan::scratch_scope* scratch_ = nullptr;
+    std::byte** aliases_ = nullptr; // per node: memory it reads in place of its temp, or null
     std::byte* registers_ = nullptr;
 };
 
