@@ -34,16 +34,20 @@ using reduce_fn = void (*)(const std::byte* in, const std::int64_t* strides,
 
 /// The kernels of one reduction on one dtype: the whole reduction of a materialised tensor, and
 /// the pieces that compute it block by block inside the region producing its input (when it
-/// reduces the innermost dims: rows of `inner` consecutive elements, one result each).
+/// reduces the innermost or the outermost dims).
 struct reduce_kernels {
     reduce_fn whole = nullptr;
     /// Sets n results to the reduction's identity.
     void (*init)(std::byte* acc, std::size_t n) = nullptr;
-    /// Folds elements [start, start + n) of the row-major input, given in `block`, into `acc`.
+    /// Folds elements [start, start + n) of the row-major input, given in `block`, into `acc`
+    /// when the innermost dims are reduced: element i belongs to result i / inner.
     void (*accumulate)(const std::byte* block, std::size_t start, std::size_t n, std::size_t inner,
                        std::byte* acc) = nullptr;
-    /// Finishes n results over rows of `inner` elements (mean divides).
-    void (*finish)(std::byte* acc, std::size_t n, std::size_t inner) = nullptr;
+    /// The same when the outermost dims are reduced: element i belongs to result i % results.
+    void (*accumulate_outer)(const std::byte* block, std::size_t start, std::size_t n,
+                             std::size_t results, std::byte* acc) = nullptr;
+    /// Finishes n results, each over `count` elements (mean divides).
+    void (*finish)(std::byte* acc, std::size_t n, std::size_t count) = nullptr;
 };
 
 /// C = A B for one m x k by k x n pair: element strides of A's and B's rows and columns; C is

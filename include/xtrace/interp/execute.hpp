@@ -73,7 +73,7 @@ public:
             if (r.size > 0)
                 run_region(r, scratch);
             for (const plan::tail_reduction& t : r.tails)
-                g_[t.node].reduce->finish(home_data(t.node), t.results, t.inner);
+                g_[t.node].reduce->finish(home_data(t.node), t.results, t.count);
         }
         for (const auto& c : p_.copies)
             copy_out(c);
@@ -195,8 +195,13 @@ private:
                 const void* in[3] = {ptrs[ins.in[0]], ptrs[ins.in[1]], ptrs[ins.in[2]]};
                 ins.fn(in, ptrs[ins.out], n);
             }
-            for (const plan::tail_reduction& t : r.tails)
-                g_[t.node].reduce->accumulate(ptrs[t.slot], start, n, t.inner, home_data(t.node));
+            for (const plan::tail_reduction& t : r.tails) {
+                const graph::reduce_kernels& k = *g_[t.node].reduce;
+                if (t.outer)
+                    k.accumulate_outer(ptrs[t.slot], start, n, t.results, home_data(t.node));
+                else
+                    k.accumulate(ptrs[t.slot], start, n, t.count, home_data(t.node));
+            }
         }
     }
 

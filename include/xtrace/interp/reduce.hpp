@@ -177,11 +177,35 @@ void accumulate_rows(const std::byte* block, std::size_t start, std::size_t n, s
     }
 }
 
+// Element i joins result i % results: stretches of the block aligned with the results combine
+// elementwise, in SIMD where the op has it.
 template <class Op, class T>
-void finish_results(std::byte* acc, std::size_t n, std::size_t inner) {
+void accumulate_columns(const std::byte* block, std::size_t start, std::size_t n,
+                        std::size_t results, std::byte* acc) {
+    using R = reducer<Op, T>;
+    const T* p = reinterpret_cast<const T*>(block);
+    T* a = reinterpret_cast<T*>(acc);
+    for (std::size_t i = 0; i < n;) {
+        const std::size_t col = (start + i) % results;
+        const std::size_t len = std::min(n - i, results - col);
+        std::size_t j = 0;
+        if constexpr (fn::add::simd<T>) {
+            using B = simd::batch<T>;
+            for (; j + B::size <= len; j += B::size)
+                R::combine(B::load_unaligned(a + col + j), B::load_unaligned(p + i + j))
+                    .store_unaligned(a + col + j);
+        }
+        for (; j < len; ++j)
+            a[col + j] = R::combine(a[col + j], p[i + j]);
+        i += len;
+    }
+}
+
+template <class Op, class T>
+void finish_results(std::byte* acc, std::size_t n, std::size_t count) {
     T* a = reinterpret_cast<T*>(acc);
     for (std::size_t i = 0; i < n; ++i)
-        a[i] = reducer<Op, T>::finish(a[i], inner);
+        a[i] = reducer<Op, T>::finish(a[i], count);
 }
 
 } // namespace detail
@@ -190,7 +214,7 @@ void finish_results(std::byte* acc, std::size_t n, std::size_t inner) {
 template <class Op, class T>
 inline constexpr graph::reduce_kernels reduce_kernels_of{
     &reduce_kernel<Op, T>, &detail::init_results<Op, T>, &detail::accumulate_rows<Op, T>,
-    &detail::finish_results<Op, T>};
+    &detail::accumulate_columns<Op, T>, &detail::finish_results<Op, T>};
 
 } // namespace xtrace::interp
 

@@ -50,13 +50,14 @@ struct instruction {
     std::uint16_t out = 0;
 };
 
-/// A reduction of a region's node over its innermost dims, computed block by block as the
-/// region runs (so its input is never materialised for it).
+/// A reduction of a region's node over its innermost or outermost dims, computed block by block as
+/// the region runs (so its input is never materialised for it).
 struct tail_reduction {
     graph::node_id node;     ///< the reduction
     std::uint16_t slot = 0;  ///< its input's slot in the region
-    std::size_t inner = 1;   ///< input elements per result
+    std::size_t count = 1;   ///< input elements per result
     std::size_t results = 0; ///< result elements
+    bool outer = false;      ///< the outermost dims are reduced (else the innermost)
 };
 
 /// A maximal set of elementwise nodes of one shape, run together block by block.
@@ -273,13 +274,18 @@ inline void find_fused_leaves(const graph::graph& g, plan& p) {
     p.fused_leaves = std::move(leaves);
 }
 
-} // namespace detail
-
-namespace detail {
 // True when sorted `axes` are the innermost dims of a rank-`rank` tensor (or none).
 inline bool innermost(const std::vector<std::int64_t>& axes, std::size_t rank) {
     for (std::size_t k = 0; k < axes.size(); ++k)
         if (axes[k] != static_cast<std::int64_t>(rank - axes.size() + k))
+            return false;
+    return true;
+}
+
+// True when sorted `axes` are the outermost dims.
+inline bool outermost(const std::vector<std::int64_t>& axes) {
+    for (std::size_t k = 0; k < axes.size(); ++k)
+        if (axes[k] != static_cast<std::int64_t>(k))
             return false;
     return true;
 }
@@ -339,7 +345,7 @@ inline plan build(const graph::graph& g, std::span<const shape_t> arg_shapes) {
             const graph::node_id in = n.inputs[0];
             const int r = region_of[in];
             if (r >= 0 && single[r] == count && !tail[in] && !is_view[in] &&
-                detail::innermost(n.axes, p.shapes[in].size())) {
+                (detail::innermost(n.axes, p.shapes[in].size()) || detail::outermost(n.axes))) {
                 region_of[id] = avail_of[id] = r;
                 tail[id] = 1;
                 continue;
@@ -459,12 +465,13 @@ inline plan build(const graph::graph& g, std::span<const shape_t> arg_shapes) {
                 if (!tail[id] || region_of[id] != static_cast<int>(r))
                     continue;
                 const graph::node_id in = g[id].inputs[0];
-                tail_reduction t{id, 0, 1, static_cast<std::size_t>(num_elements(p.shapes[id]))};
+                tail_reduction t{id, 0, 1, static_cast<std::size_t>(num_elements(p.shapes[id])),
+                                 !detail::innermost(g[id].axes, p.shapes[in].size())};
                 t.slot = static_cast<std::uint16_t>(
                     reg.inputs.size() +
                     (std::find(reg.nodes.begin(), reg.nodes.end(), in) - reg.nodes.begin()));
                 for (auto a : g[id].axes)
-                    t.inner *= static_cast<std::size_t>(p.shapes[in][a]);
+                    t.count *= static_cast<std::size_t>(p.shapes[in][a]);
                 reg.tails.push_back(t);
             }
             detail::lay_out(reg, g);
