@@ -106,7 +106,7 @@ TEST_CASE("a body that changes a loop variable's shape is a shape_error, as in T
         },
         quiet());
     CHECK(shape_error_message([&] { f(xt::xarray<float>{1.f}); }) ==
-          "xtrace::while_loop: loop variable 0 has shape [1] before the loop, but shape [1,1] "
+          "xtrace::while_loop: loop variable 0 has shape (1,) before the loop, but shape (1, 1) "
           "after one iteration; the body must keep each loop variable's shape");
 
     // Unknown dims: checked per call, before the loop runs.
@@ -122,8 +122,9 @@ TEST_CASE("a body that changes a loop variable's shape is a shape_error, as in T
         quiet({.input_signature = {{xtrace::spec<float>({-1})}}}));
     CHECK(shape_error_message([&] {
               g(xt::xarray<float>{1.f, 1.f, 1.f});
-          }) == "xtrace::while_loop: loop variable 0 has shape [3] before the loop, but shape [2] "
-                "after one iteration; the body must keep each loop variable's shape");
+          }) ==
+          "xtrace::while_loop: loop variable 0 has shape (3,) before the loop, but shape (2,) "
+          "after one iteration; the body must keep each loop variable's shape");
     CHECK(close(g(xt::xarray<float>{1.f, 2.f}), xt::xarray<float>{6.f, 6.f}));
 }
 

@@ -28,6 +28,18 @@ inline std::string shape_string(std::span<const dim_t> s) {
     return out + "]";
 }
 
+/// "(2, None, 3)", "(1,)", "()": a shape as TensorFlow prints one, for messages that follow
+/// TensorFlow's wording.
+inline std::string tuple_string(std::span<const dim_t> s) {
+    std::string out = "(";
+    for (std::size_t i = 0; i < s.size(); ++i) {
+        if (i)
+            out += ", ";
+        out += s[i] < 0 ? std::string("None") : std::to_string(s[i]);
+    }
+    return out + (s.size() == 1 ? ",)" : ")");
+}
+
 /// Number of elements, or -1 if a dim is unknown.
 inline dim_t num_elements(std::span<const dim_t> s) noexcept {
     dim_t n = 1;

@@ -70,8 +70,8 @@ inline void check_loop_shape(const shape_t& before, const shape_t& after, std::s
         ok = before[d] < 0 || after[d] < 0 || before[d] == after[d];
     if (!ok)
         throw shape_error("xtrace::while_loop: loop variable " + std::to_string(k) + " has shape " +
-                          shape_string(before) + " before the loop, but shape " +
-                          shape_string(after) +
+                          tuple_string(before) + " before the loop, but shape " +
+                          tuple_string(after) +
                           " after one iteration; the body must keep each loop variable's shape");
 }
 

@@ -59,8 +59,8 @@ inline std::vector<shape_t> control_result_shapes(const graph::node& n,
     for (std::size_t k = 0; k < b.size(); ++k)
         if (b[k] != shapes[n.inputs[k]])
             throw shape_error("xtrace::while_loop: loop variable " + std::to_string(k) +
-                              " has shape " + shape_string(shapes[n.inputs[k]]) +
-                              " before the loop, but shape " + shape_string(b[k]) +
+                              " has shape " + tuple_string(shapes[n.inputs[k]]) +
+                              " before the loop, but shape " + tuple_string(b[k]) +
                               " after one iteration; the body must keep each loop variable's "
                               "shape");
     for (std::size_t k = 0; k < b.size(); ++k)
