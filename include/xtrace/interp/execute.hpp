@@ -28,10 +28,17 @@ struct strided_input {
 
 namespace detail {
 
-struct located {
-    const std::byte* data;
-    const std::int64_t* strides;
-};
+// True when a tensor of `shape` with element `strides` is laid out row-major (dims of size 1
+// may have any stride).
+inline bool is_row_major(const std::int64_t* strides, const shape_t& shape) {
+    std::int64_t expect = 1;
+    for (std::size_t d = shape.size(); d-- > 0;) {
+        if (shape[d] != 1 && strides[d] != expect)
+            return false;
+        expect *= shape[d];
+    }
+    return true;
+}
 
 class executor {
 public:
@@ -203,16 +210,6 @@ private:
                     k.accumulate(ptrs[t.slot], start, n, t.count, home_data(t.node));
             }
         }
-    }
-
-    static bool is_row_major(const std::int64_t* strides, const shape_t& shape) {
-        std::int64_t expect = 1;
-        for (std::size_t d = shape.size(); d-- > 0;) {
-            if (shape[d] != 1 && strides[d] != expect)
-                return false;
-            expect *= shape[d];
-        }
-        return true;
     }
 
     void view_strides(graph::node_id id, std::int64_t* out) const {
@@ -430,13 +427,13 @@ private:
                        s.data(), s.size(), 0, static_cast<std::size_t>(num_elements(s)), cur[k]);
         }
         bool go = false;
-        std::vector<void*> test_out{&go};
+        std::vector<void*> test_out{&go}, body_out(vars);
         for (;;) {
             executor(test, *c.bodies[0], body_inputs(test, n, cur.data()), test_out).run();
             if (!go)
                 break;
-            std::vector<void*> out(next.begin(), next.end());
-            executor(body, *c.bodies[1], body_inputs(body, n, cur.data()), out).run();
+            std::copy(next.begin(), next.end(), body_out.begin());
+            executor(body, *c.bodies[1], body_inputs(body, n, cur.data()), body_out).run();
             std::swap(cur, next);
         }
         for (std::size_t k = 0; k < vars; ++k)
@@ -508,8 +505,6 @@ inline bool execute_fused(static_fusion::kernel_fn kernel, const graph::graph& g
     if (!kernel || p.fused_leaves.empty())
         return false;
     const shape_t& shape = p.shapes[g.outputs[0]];
-    std::array<std::int64_t, XTRACE_MAX_RANK> row_major{};
-    contiguous_strides(shape.data(), shape.size(), row_major.data());
     std::array<const void*, static_fusion::max_leaves> leaves;
     for (std::size_t k = 0; k < p.fused_leaves.size(); ++k) {
         const plan::storage& home = p.homes[p.fused_leaves[k]];
@@ -518,9 +513,8 @@ inline bool execute_fused(static_fusion::kernel_fn kernel, const graph::graph& g
             continue;
         }
         const strided_input& in = args[home.index];
-        for (std::size_t d = 0; d < shape.size(); ++d)
-            if (shape[d] != 1 && in.strides[d] != row_major[d])
-                return false;
+        if (!detail::is_row_major(in.strides.data(), shape))
+            return false;
         leaves[k] = in.data;
     }
     kernel(leaves.data(), output, static_cast<std::size_t>(num_elements(shape)));

@@ -129,11 +129,10 @@ private:
         store(v);
     }
 
-    void store(const xt::xarray<T>& v) {
-        const xt::xarray<T> dense = v; // row-major, whatever v's layout
+    void store(const xt::xarray<T>& v) { // xt::xarray is row-major: its bytes are the value
         const std::lock_guard lock(s_->mutex);
-        if (dense.size() > 0)
-            std::memcpy(s_->bytes.data(), dense.data(), s_->bytes.size());
+        if (v.size() > 0)
+            std::memcpy(s_->bytes.data(), v.data(), s_->bytes.size());
     }
 
     std::shared_ptr<graph::variable_storage> s_;
