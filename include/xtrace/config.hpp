@@ -11,4 +11,30 @@
 #define XTRACE_MAX_RANK 16
 #endif
 
+/// Separate compilation: define XTRACE_SEPARATE_COMPILATION in every translation unit and
+/// include <xtrace/src.hpp> in exactly one; the runtime (signature cache, planner, interpreter,
+/// trace recording) is then compiled there once instead of in every translation unit that calls
+/// a traced function. Without it xtrace is header-only.
+#if defined(XTRACE_SEPARATE_COMPILATION)
+#define XTRACE_DECL
+#else
+#define XTRACE_DECL inline
+#endif
+
+/// Keeps a function out of its callers: an eager op stays one call in the lambda that uses it,
+/// so that a long lambda compiles in time proportional to its length.
+#if defined(_MSC_VER)
+#define XTRACE_NOINLINE __declspec(noinline)
+#else
+#define XTRACE_NOINLINE [[gnu::noinline]]
+#endif
+
+// Whether this translation unit compiles the runtime's out-of-line functions: always when
+// header-only, else only in the one that includes <xtrace/src.hpp>.
+#if !defined(XTRACE_SEPARATE_COMPILATION) || defined(XTRACE_COMPILING_RUNTIME)
+#define XTRACE_DEFINE_RUNTIME 1
+#else
+#define XTRACE_DEFINE_RUNTIME 0
+#endif
+
 #endif

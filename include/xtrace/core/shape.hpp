@@ -1,6 +1,8 @@
 #ifndef XTRACE_CORE_SHAPE_HPP
 #define XTRACE_CORE_SHAPE_HPP
 
+#include "../config.hpp"
+
 #include <cstdint>
 #include <optional>
 #include <span>
@@ -18,27 +20,11 @@ using shape_t = std::vector<dim_t>;
 inline constexpr dim_t unknown_dim = -1;
 
 /// "[2,?,3]": a shape as printed in messages and signatures.
-inline std::string shape_string(std::span<const dim_t> s) {
-    std::string out = "[";
-    for (std::size_t i = 0; i < s.size(); ++i) {
-        if (i)
-            out += ',';
-        out += s[i] < 0 ? std::string("?") : std::to_string(s[i]);
-    }
-    return out + "]";
-}
+XTRACE_DECL std::string shape_string(std::span<const dim_t> s);
 
 /// "(2, None, 3)", "(1,)", "()": a shape as TensorFlow prints one, for messages that follow
 /// TensorFlow's wording.
-inline std::string tuple_string(std::span<const dim_t> s) {
-    std::string out = "(";
-    for (std::size_t i = 0; i < s.size(); ++i) {
-        if (i)
-            out += ", ";
-        out += s[i] < 0 ? std::string("None") : std::to_string(s[i]);
-    }
-    return out + (s.size() == 1 ? ",)" : ")");
-}
+XTRACE_DECL std::string tuple_string(std::span<const dim_t> s);
 
 /// Number of elements, or -1 if a dim is unknown.
 inline dim_t num_elements(std::span<const dim_t> s) noexcept {
@@ -61,7 +47,37 @@ inline bool is_fully_known(std::span<const dim_t> s) noexcept {
 
 /// NumPy broadcasting of two shapes; nullopt when they are incompatible. Unknown dims broadcast
 /// optimistically (an unknown against n > 1 gives n; the run-time binding checks the guess).
-inline std::optional<shape_t> broadcast_shapes(std::span<const dim_t> a, std::span<const dim_t> b) {
+XTRACE_DECL std::optional<shape_t> broadcast_shapes(std::span<const dim_t> a,
+                                                    std::span<const dim_t> b);
+
+} // namespace xtrace
+
+#if XTRACE_DEFINE_RUNTIME
+
+namespace xtrace {
+
+XTRACE_DECL std::string shape_string(std::span<const dim_t> s) {
+    std::string out = "[";
+    for (std::size_t i = 0; i < s.size(); ++i) {
+        if (i)
+            out += ',';
+        out += s[i] < 0 ? std::string("?") : std::to_string(s[i]);
+    }
+    return out + "]";
+}
+
+XTRACE_DECL std::string tuple_string(std::span<const dim_t> s) {
+    std::string out = "(";
+    for (std::size_t i = 0; i < s.size(); ++i) {
+        if (i)
+            out += ", ";
+        out += s[i] < 0 ? std::string("None") : std::to_string(s[i]);
+    }
+    return out + (s.size() == 1 ? ",)" : ")");
+}
+
+XTRACE_DECL std::optional<shape_t> broadcast_shapes(std::span<const dim_t> a,
+                                                    std::span<const dim_t> b) {
     const std::size_t rank = a.size() > b.size() ? a.size() : b.size();
     shape_t out(rank);
     for (std::size_t i = 0; i < rank; ++i) {
@@ -82,5 +98,7 @@ inline std::optional<shape_t> broadcast_shapes(std::span<const dim_t> a, std::sp
 }
 
 } // namespace xtrace
+
+#endif
 
 #endif

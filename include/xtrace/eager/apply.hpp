@@ -5,13 +5,17 @@
 // It uses xtensor's own functions wherever their meaning is xtrace's, and xtrace::scalar's
 // definitions where C++ leaves the meaning open.
 
+#include "../config.hpp"
 #include "../core/scalar_ops.hpp"
+#include "../expr/op.hpp"
 #include "../graph/shape_inference.hpp"
 #include "tensor.hpp"
 
 #include <algorithm>
 #include <array>
 #include <limits>
+#include <tuple>
+#include <type_traits>
 #include <vector>
 
 namespace xtrace::eager {
@@ -118,17 +122,32 @@ xt::xarray<R> compute(const xt::xarray<A>& a, const xt::xarray<B>& b, const xt::
         return compute<op::minimum, R>(xt::xarray<A>(compute<op::maximum, R>(a, b)), c);
 }
 
+/// compute<Op, R> for the op and dtypes named at run time: `in` points at the operands
+/// (xt::xarray of `operand`; for where, a bool one and two of `operand`), `out` at an
+/// xt::xarray of `result`. What eager ops call when the runtime is compiled separately, so
+/// that programs compile xtensor's evaluation of each op once.
+XTRACE_DECL void compute_erased(op_kind op, dtype operand, dtype result, const void* const* in,
+                                void* out);
+
 } // namespace detail
 
 /// Evaluates `Op(xs...)` now, with result dtype R; throws shape_error as tracing would.
 template <class Op, class R, class... Ts>
-eager_tensor<R> apply(const eager_tensor<Ts>&... xs) {
+XTRACE_NOINLINE eager_tensor<R> apply(const eager_tensor<Ts>&... xs) {
     const std::array<shape_t, sizeof...(Ts)> shapes{shape_t(xs.shape())...};
     std::array<const shape_t*, sizeof...(Ts)> ptrs{};
     for (std::size_t i = 0; i < shapes.size(); ++i)
         ptrs[i] = &shapes[i];
     graph::broadcast_operands(Op::kind, ptrs);
+#if defined(XTRACE_SEPARATE_COMPILATION)
+    using operand = std::tuple_element_t<Op::kind == op_kind::where ? 1 : 0, std::tuple<Ts...>>;
+    const void* in[] = {&xs.value()...};
+    xt::xarray<R> out;
+    detail::compute_erased(Op::kind, dtype_of_v<operand>, dtype_of_v<R>, in, &out);
+    return eager_tensor<R>(std::move(out));
+#else
     return eager_tensor<R>(detail::compute<Op, R>(xs.value()...));
+#endif
 }
 
 namespace detail {
@@ -165,7 +184,7 @@ xt::xarray<T> extremum(const xt::xarray<T>& in, const shape_t& shape,
 
 /// matmul(a, b), by the definition: one dot product per result element.
 template <class T>
-eager_tensor<T> matmul(const eager_tensor<T>& a, const eager_tensor<T>& b) {
+XTRACE_NOINLINE eager_tensor<T> matmul(const eager_tensor<T>& a, const eager_tensor<T>& b) {
     const shape_t as(a.shape()), bs(b.shape());
     const shape_t out = graph::matmul_shape(as, bs);
     auto r = xt::xarray<T>::from_shape(std::vector<std::size_t>(out.begin(), out.end()));
@@ -196,7 +215,8 @@ eager_tensor<T> matmul(const eager_tensor<T>& a, const eager_tensor<T>& b) {
 
 /// Shape op Op of x with attributes `attrs`, as tracing would compute it.
 template <class Op, class T>
-eager_tensor<T> shape_op(const eager_tensor<T>& x, std::vector<std::int64_t> attrs) {
+XTRACE_NOINLINE eager_tensor<T> shape_op(const eager_tensor<T>& x,
+                                         std::vector<std::int64_t> attrs) {
     const shape_t in(x.shape());
     const auto a = graph::normalize_shape_op(Op::kind, in, std::move(attrs));
     const shape_t out = graph::shape_op_result(Op::kind, in, a);
@@ -215,7 +235,8 @@ eager_tensor<T> shape_op(const eager_tensor<T>& x, std::vector<std::int64_t> att
 
 /// Reduction Op of x over `axes` (negative allowed), as tracing would compute it.
 template <class Op, class T>
-eager_tensor<T> reduce(const eager_tensor<T>& x, std::vector<std::int64_t> axes, bool keep_dims) {
+XTRACE_NOINLINE eager_tensor<T> reduce(const eager_tensor<T>& x, std::vector<std::int64_t> axes,
+                                       bool keep_dims) {
     const shape_t shape(x.shape());
     const auto norm = graph::normalize_axes(Op::kind, shape, std::move(axes));
     const std::vector<std::size_t> ax(norm.begin(), norm.end());
@@ -252,5 +273,54 @@ eager_tensor<T> reduce(const eager_tensor<T>& x, std::vector<std::int64_t> axes,
 }
 
 } // namespace xtrace::eager
+
+#if XTRACE_DEFINE_RUNTIME && defined(XTRACE_SEPARATE_COMPILATION)
+
+namespace xtrace::eager::detail {
+
+XTRACE_DECL void compute_erased(op_kind op, dtype operand, dtype result, const void* const* in,
+                                void* out) {
+    auto arg = [&](std::size_t k, auto tag) -> decltype(auto) {
+        return *static_cast<const xt::xarray<typename decltype(tag)::type>*>(in[k]);
+    };
+    if (op == op_kind::cast) {
+        visit_dtype(operand, [&](auto from) {
+            visit_dtype(result, [&](auto to) {
+                using To = typename decltype(to)::type;
+                *static_cast<xt::xarray<To>*>(out) = compute<op::cast<To>, To>(arg(0, from));
+            });
+        });
+        return;
+    }
+    visit_dtype(operand, [&](auto tag) {
+        using T = typename decltype(tag)::type;
+        switch (op) {
+#define XTRACE_X(name, arity, domain, res)                                                         \
+    case op_kind::name:                                                                            \
+        if constexpr (accepts(op_domain::domain, dtype_of_v<T>)) {                                 \
+            using R = std::conditional_t<op_result::res == op_result::boolean, bool, T>;           \
+            auto& o = *static_cast<xt::xarray<R>*>(out);                                           \
+            if constexpr (arity == 1)                                                              \
+                o = compute<op::name, R>(arg(0, tag));                                             \
+            else if constexpr (arity == 2)                                                         \
+                o = compute<op::name, R>(arg(0, tag), arg(1, tag));                                \
+            else if constexpr (op_kind::name == op_kind::where)                                    \
+                o = compute<op::name, R>(arg(0, std::type_identity<bool>{}), arg(1, tag),          \
+                                         arg(2, tag));                                             \
+            else                                                                                   \
+                o = compute<op::name, R>(arg(0, tag), arg(1, tag), arg(2, tag));                   \
+        }                                                                                          \
+        break;
+            XTRACE_ELEMENTWISE_OPS(XTRACE_X)
+#undef XTRACE_X
+        default:
+            break;
+        }
+    });
+}
+
+} // namespace xtrace::eager::detail
+
+#endif
 
 #endif

@@ -19,15 +19,12 @@
 namespace xtrace::detail {
 
 /// This thread's deferred builder.
-inline std::shared_ptr<trace::builder> deferred_trace() {
-    thread_local std::weak_ptr<trace::builder> current;
-    auto b = current.lock();
-    if (!b) {
-        b = std::make_shared<trace::builder>(trace::builder::deferred_t{});
-        current = b;
-    }
-    return b;
-}
+XTRACE_DECL std::shared_ptr<trace::builder> deferred_trace();
+
+/// Computes node `id` of deferred builder `b` into the buffer `allocate(context, shape)` returns.
+XTRACE_DECL void evaluate_deferred(const trace::builder& b, graph::node_id id,
+                                   void* (*allocate)(void* context, const shape_t& shape),
+                                   void* context);
 
 /// A deferred symbolic tensor holding a copy of `storage`'s value now.
 template <class T>
@@ -64,12 +61,15 @@ xt::xarray<T> evaluate(const symbolic<T>& x) {
         throw tracing_error("xtrace: a symbolic tensor's value was needed while tracing (combined "
                             "with an eager tensor, or used as a C++ value); symbolic tensors have "
                             "values only when the function runs");
-    const graph::graph g = x.builder()->extract(x.id());
-    const plan::plan p = plan::build(g, {});
-    const shape_t& s = p.shapes[g.outputs[0]];
-    auto out = xt::xarray<T>::from_shape(std::vector<std::size_t>(s.begin(), s.end()));
-    void* outputs[1] = {out.data()};
-    interp::execute(g, p, {}, outputs);
+    xt::xarray<T> out;
+    evaluate_deferred(
+        *x.builder(), x.id(),
+        [](void* context, const shape_t& s) -> void* {
+            auto& o = *static_cast<xt::xarray<T>*>(context);
+            o = xt::xarray<T>::from_shape(std::vector<std::size_t>(s.begin(), s.end()));
+            return o.data();
+        },
+        &out);
     return out;
 }
 
@@ -92,5 +92,32 @@ bool is_deferred(const X& x) {
 }
 
 } // namespace xtrace::detail
+
+#if XTRACE_DEFINE_RUNTIME
+
+namespace xtrace::detail {
+
+XTRACE_DECL std::shared_ptr<trace::builder> deferred_trace() {
+    thread_local std::weak_ptr<trace::builder> current;
+    auto b = current.lock();
+    if (!b) {
+        b = std::make_shared<trace::builder>(trace::builder::deferred_t{});
+        current = b;
+    }
+    return b;
+}
+
+XTRACE_DECL void evaluate_deferred(const trace::builder& b, graph::node_id id,
+                                   void* (*allocate)(void* context, const shape_t& shape),
+                                   void* context) {
+    const graph::graph g = b.extract(id);
+    const plan::plan p = plan::build(g, {});
+    void* outputs[1] = {allocate(context, p.shapes[g.outputs[0]])};
+    interp::execute(g, p, {}, outputs);
+}
+
+} // namespace xtrace::detail
+
+#endif
 
 #endif

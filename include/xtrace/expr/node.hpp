@@ -10,9 +10,11 @@
 #include "../trace/builder.hpp"
 #include "op.hpp"
 
+#include <algorithm>
 #include <array>
 #include <cstdint>
 #include <memory>
+#include <span>
 #include <string>
 #include <tuple>
 #include <type_traits>
@@ -21,13 +23,41 @@
 
 namespace xtrace {
 
+namespace detail {
+/// What every symbolic tensor holds, whatever its type: its trace and its node there. The
+/// typed handles add nothing, so recording an op is one untyped call.
+class symbolic_base {
+public:
+    symbolic_base(std::shared_ptr<trace::builder> b, graph::node_id id) noexcept
+        : b_(std::move(b)), id_(id) {}
+
+    /// The trace this tensor belongs to.
+    const std::shared_ptr<trace::builder>& builder() const noexcept { return b_; }
+    /// Its node in that trace.
+    graph::node_id id() const noexcept { return id_; }
+
+private:
+    std::shared_ptr<trace::builder> b_;
+    graph::node_id id_;
+};
+
+/// A node just recorded: what the untyped recording functions return.
+struct recorded {
+    std::shared_ptr<trace::builder> b;
+    graph::node_id id;
+};
+} // namespace detail
+
 /// Base of every symbolic tensor whose elements are T; what a traced lambda's parameters are.
 template <class T>
-class symbolic : public detail::not_a_bool {
+class symbolic : public detail::not_a_bool, public detail::symbolic_base {
 public:
     using value_type = T; ///< element type
 
-    symbolic(std::shared_ptr<trace::builder> b, graph::node_id id) : b_(std::move(b)), id_(id) {}
+    symbolic(std::shared_ptr<trace::builder> b, graph::node_id id)
+        : symbolic_base(std::move(b), id) {}
+    /// The handle of a recorded node.
+    explicit symbolic(detail::recorded r) : symbolic_base(std::move(r.b), r.id) {}
 
     /// Shape as known at trace time: -1 where the signature leaves a dim unknown.
     std::vector<std::int64_t> shape() const { return node().shape; }
@@ -36,19 +66,11 @@ public:
     /// Element type.
     xtrace::dtype dtype() const noexcept { return dtype_of_v<T>; }
 
-    /// The trace this tensor belongs to.
-    const std::shared_ptr<trace::builder>& builder() const noexcept { return b_; }
-    /// Its node in that trace.
-    graph::node_id id() const noexcept { return id_; }
-
 private:
     const graph::node& node() const {
-        b_->check_open("shape");
-        return b_->at(id_);
+        builder()->check_open("shape");
+        return builder()->at(id());
     }
-
-    std::shared_ptr<trace::builder> b_;
-    graph::node_id id_;
 };
 
 /// The `I`-th argument of a traced function, a tensor of T.
@@ -115,27 +137,38 @@ namespace expr {
 /// The trace an op over `operands` is recorded in: the one being recorded on this thread when
 /// the operands all belong to it or to traces that enclose it (a cond branch or loop body using
 /// outer values captures them), else the first operand's.
+XTRACE_DECL std::shared_ptr<trace::builder>
+target_trace_of(std::span<const detail::symbolic_base* const> operands);
+
+/// target_trace_of(operands...).
 template <class... Ts>
 std::shared_ptr<trace::builder> target_trace(const symbolic<Ts>&... operands) {
-    trace::builder* current = trace::current();
-    if (current && (current->within(operands.builder().get()) && ...))
-        return current->shared_from_this();
-    return std::get<0>(std::forward_as_tuple(operands...)).builder();
+    const detail::symbolic_base* all[] = {&operands...};
+    return target_trace_of(all);
 }
+
+/// Records elementwise op `op` over `operands` (of dtype `operand`; for where, the branches')
+/// with result dtype `type` in their trace. `kernels` null: the runtime's own (see kernels_for).
+XTRACE_DECL detail::recorded
+record_elementwise(op_kind op, dtype operand, dtype type,
+                   std::span<const detail::symbolic_base* const> operands,
+                   const graph::kernel_set* kernels);
 
 /// Records `Op(children...)` in their trace and returns its typed handle.
 template <class Op, class... Children>
 node<Op, Children...> make_node(const Children&... children) {
     using result = node<Op, Children...>;
-    const auto b = target_trace(children...);
-    const std::array<graph::node_id, sizeof...(Children)> ids{
-        b->import(children.builder().get(), children.id())...};
+    using R = typename result::value_type;
     using operand = typename std::tuple_element_t<Op::kind == op_kind::where ? 1 : 0,
                                                   std::tuple<Children...>>::value_type;
-    const auto id =
-        b->add_elementwise(Op::kind, dtype_of_v<typename result::value_type>, ids,
-                           &interp::kernels_of<Op, operand, typename result::value_type>);
-    return result(b, id);
+    const detail::symbolic_base* operands[] = {&children...};
+#if defined(XTRACE_SEPARATE_COMPILATION)
+    const graph::kernel_set* kernels = nullptr; // compiled once, with the runtime
+#else
+    const graph::kernel_set* kernels = &interp::kernels_of<Op, operand, R>;
+#endif
+    return result(
+        record_elementwise(Op::kind, dtype_of_v<operand>, dtype_of_v<R>, operands, kernels));
 }
 
 /// Records reduction `Op` of `x` over `axes` in x's trace.
@@ -183,5 +216,38 @@ constant<T> make_constant(const symbolic<U>& like, T value) {
 
 } // namespace expr
 } // namespace xtrace
+
+#if XTRACE_DEFINE_RUNTIME
+
+namespace xtrace::expr {
+
+XTRACE_DECL std::shared_ptr<trace::builder>
+target_trace_of(std::span<const detail::symbolic_base* const> operands) {
+    trace::builder* current = trace::current();
+    if (current && std::all_of(operands.begin(), operands.end(),
+                               [&](const auto* x) { return current->within(x->builder().get()); }))
+        return current->shared_from_this();
+    return operands[0]->builder();
+}
+
+XTRACE_DECL detail::recorded
+record_elementwise(op_kind op, [[maybe_unused]] dtype operand, dtype type,
+                   std::span<const detail::symbolic_base* const> operands,
+                   const graph::kernel_set* kernels) {
+#if defined(XTRACE_SEPARATE_COMPILATION)
+    if (!kernels)
+        kernels = interp::kernels_for(op, operand, type);
+#endif
+    auto b = target_trace_of(operands);
+    std::array<graph::node_id, 3> ids{};
+    for (std::size_t i = 0; i < operands.size(); ++i)
+        ids[i] = b->import(operands[i]->builder().get(), operands[i]->id());
+    const auto id = b->add_elementwise(op, type, std::span(ids.data(), operands.size()), kernels);
+    return {std::move(b), id};
+}
+
+} // namespace xtrace::expr
+
+#endif
 
 #endif

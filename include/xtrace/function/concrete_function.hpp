@@ -58,11 +58,7 @@ private:
             std::vector<detail::static_value> values;
             const detail::signature call = frame.make_signature(values);
             detail::check_fits(trace->sig, call, name, "the concrete function's signature");
-            std::vector<shape_t> shapes;
-            for (const auto& a : call)
-                if (a.tensor)
-                    shapes.push_back(a.tensor->dims);
-            auto p = std::make_shared<const plan::plan>(plan::build(trace->g, shapes));
+            auto p = detail::make_plan(trace->g, call);
             std::lock_guard lock(mutex);
             if (plans.size() == max_plans)
                 plans.erase(plans.begin());

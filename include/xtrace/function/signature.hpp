@@ -4,6 +4,7 @@
 // Signatures of calls and traces: per argument a tensor spec or a static value. What fits what,
 // how two signatures relax into one, and how they differ (the retrace reasons).
 
+#include "../config.hpp"
 #include "../core/error.hpp"
 #include "../core/spec.hpp"
 #include "static_value.hpp"
@@ -26,7 +27,32 @@ struct arg_signature {
 using signature = std::vector<arg_signature>;
 
 /// True when a call with signature `call` (all dims known) may run trace `trace`.
-inline bool fits(const signature& trace, const signature& call) {
+XTRACE_DECL bool fits(const signature& trace, const signature& call);
+
+/// The signature both a and b fit, with differing dims unknown; nullopt when dtypes, ranks or
+/// static values differ (then no relaxed trace can serve both).
+XTRACE_DECL std::optional<signature> relax(const signature& a, const signature& b);
+
+/// Throws signature_error unless `call` fits `expected`, naming the argument, the dim, and the
+/// expected and actual specs; `who` names the function, `source` where `expected` came from.
+XTRACE_DECL void check_fits(const signature& expected, const signature& call,
+                            const std::string& who, const std::string& source);
+
+XTRACE_DECL std::string dim_text(dim_t d);
+
+/// What changed from `from` to `to`, one phrase per argument: "arg 0: dim 1 changed 3 -> 4".
+XTRACE_DECL std::vector<std::string> differences(const signature& from, const signature& to);
+
+/// "(x0: float32[?,3], x1: float32[3], x2: 2)".
+XTRACE_DECL std::string signature_text(const signature& s);
+
+} // namespace xtrace::detail
+
+#if XTRACE_DEFINE_RUNTIME
+
+namespace xtrace::detail {
+
+XTRACE_DECL bool fits(const signature& trace, const signature& call) {
     if (trace.size() != call.size())
         return false;
     for (std::size_t i = 0; i < trace.size(); ++i) {
@@ -47,9 +73,7 @@ inline bool fits(const signature& trace, const signature& call) {
     return true;
 }
 
-/// The signature both a and b fit, with differing dims unknown; nullopt when dtypes, ranks or
-/// static values differ (then no relaxed trace can serve both).
-inline std::optional<signature> relax(const signature& a, const signature& b) {
+XTRACE_DECL std::optional<signature> relax(const signature& a, const signature& b) {
     if (a.size() != b.size())
         return std::nullopt;
     signature out = a;
@@ -71,10 +95,8 @@ inline std::optional<signature> relax(const signature& a, const signature& b) {
     return out;
 }
 
-/// Throws signature_error unless `call` fits `expected`, naming the argument, the dim, and the
-/// expected and actual specs; `who` names the function, `source` where `expected` came from.
-inline void check_fits(const signature& expected, const signature& call, const std::string& who,
-                       const std::string& source) {
+XTRACE_DECL void check_fits(const signature& expected, const signature& call,
+                            const std::string& who, const std::string& source) {
     if (expected.size() != call.size())
         throw signature_error(who + ": called with " + std::to_string(call.size()) +
                               " arguments, " + source + " has " + std::to_string(expected.size()));
@@ -107,12 +129,11 @@ inline void check_fits(const signature& expected, const signature& call, const s
     }
 }
 
-inline std::string dim_text(dim_t d) {
+XTRACE_DECL std::string dim_text(dim_t d) {
     return d < 0 ? std::string("?") : std::to_string(d);
 }
 
-/// What changed from `from` to `to`, one phrase per argument: "arg 0: dim 1 changed 3 -> 4".
-inline std::vector<std::string> differences(const signature& from, const signature& to) {
+XTRACE_DECL std::vector<std::string> differences(const signature& from, const signature& to) {
     std::vector<std::string> out;
     if (from.size() != to.size()) {
         out.push_back("argument count changed " + std::to_string(from.size()) + " -> " +
@@ -145,8 +166,7 @@ inline std::vector<std::string> differences(const signature& from, const signatu
     return out;
 }
 
-/// "(x0: float32[?,3], x1: float32[3], x2: 2)".
-inline std::string signature_text(const signature& s) {
+XTRACE_DECL std::string signature_text(const signature& s) {
     std::string out = "(";
     for (std::size_t i = 0; i < s.size(); ++i) {
         out += (i ? ", x" : "x") + std::to_string(i) + ": ";
@@ -156,5 +176,7 @@ inline std::string signature_text(const signature& s) {
 }
 
 } // namespace xtrace::detail
+
+#endif
 
 #endif

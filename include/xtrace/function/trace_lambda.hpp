@@ -91,7 +91,7 @@ constexpr void report_untraceable() {
 template <class Traced, class F, class... Args>
 std::shared_ptr<trace_entry> trace_lambda(const F& fn, const signature& target, bool static_fusion,
                                           bool first_trace, const Args&... args) {
-    auto b = std::make_shared<trace::builder>();
+    auto b = trace::new_trace();
     b->allow_variables(first_trace); // as tf.function: variables on the first trace only
     auto param = [&](auto index, const auto& a) -> decltype(auto) {
         constexpr std::size_t i = decltype(index)::value;
@@ -104,8 +104,6 @@ std::shared_ptr<trace_entry> trace_lambda(const F& fn, const signature& target, 
             return (a);
         }
     };
-    auto entry = std::make_shared<trace_entry>();
-    entry->sig = target;
     const trace::scope tracing(*b);
     [&]<std::size_t... I>(std::index_sequence<I...>) {
         // Braced initialisation: arguments become graph args in call order.
@@ -115,13 +113,11 @@ std::shared_ptr<trace_entry> trace_lambda(const F& fn, const signature& target, 
         mark_outputs(out, *b);
     }
     (std::index_sequence_for<Args...>{});
-    entry->g = b->finish();
+    interp::static_fusion::kernel_fn fused = nullptr;
     if constexpr (outputs_of<Traced>::single)
         if (static_fusion)
-            entry->fused = interp::static_fusion::kernel_for<Traced>();
-    for (auto id : entry->g.outputs)
-        entry->outputs.push_back(tensor_spec{entry->g[id].type, entry->g[id].shape});
-    return entry;
+            fused = interp::static_fusion::kernel_for<Traced>();
+    return finish_trace(*b, target, fused);
 }
 
 } // namespace xtrace::detail

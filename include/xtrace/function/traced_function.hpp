@@ -31,7 +31,7 @@ public:
 
     traced_function(F fn, options opts)
         : fn_(std::make_shared<const F>(std::move(fn))),
-          cache_(std::make_shared<detail::trace_cache>(std::move(opts))) {}
+          cache_(detail::make_trace_cache(std::move(opts))) {}
 
     /// Runs the function: from its cached graph, tracing first on a new signature.
     template <class... Args>

@@ -1,6 +1,7 @@
 #ifndef XTRACE_GRAPH_DOT_HPP
 #define XTRACE_GRAPH_DOT_HPP
 
+#include "../config.hpp"
 #include "graph.hpp"
 
 #include <sstream>
@@ -9,7 +10,15 @@
 namespace xtrace::graph {
 
 /// The graph in Graphviz DOT: one box per node (op, dtype and shape), edges operand -> user.
-inline std::string to_dot(const graph& g, const std::string& name = "xtrace") {
+XTRACE_DECL std::string to_dot(const graph& g, const std::string& name = "xtrace");
+
+} // namespace xtrace::graph
+
+#if XTRACE_DEFINE_RUNTIME
+
+namespace xtrace::graph {
+
+XTRACE_DECL std::string to_dot(const graph& g, const std::string& name) {
     std::ostringstream os;
     os << "digraph \"" << name << "\" {\n  rankdir=TB;\n  node [shape=box, fontname=monospace];\n";
     for (node_id id = 0; id < g.nodes.size(); ++id) {
@@ -36,5 +45,7 @@ inline std::string to_dot(const graph& g, const std::string& name = "xtrace") {
 }
 
 } // namespace xtrace::graph
+
+#endif
 
 #endif

@@ -4,6 +4,7 @@
 // Result shapes of ops, shared by tracing (dims may be unknown), run-time shape binding
 // (all dims known) and the eager path, so all three reject the same inputs with the same words.
 
+#include "../config.hpp"
 #include "../core/error.hpp"
 #include "../core/shape.hpp"
 #include "../expr/op.hpp"
@@ -16,7 +17,46 @@
 namespace xtrace::graph {
 
 /// Broadcast shape of an elementwise op's operands; throws shape_error naming op and shapes.
-inline shape_t broadcast_operands(op_kind op, std::span<const shape_t* const> operands) {
+XTRACE_DECL shape_t broadcast_operands(op_kind op, std::span<const shape_t* const> operands);
+
+/// Sorted, non-negative axes of a reduction over `axes` (negative counts from the end) of a
+/// tensor of `shape`; throws shape_error for an axis out of range or given twice.
+XTRACE_DECL std::vector<std::int64_t> normalize_axes(op_kind op, const shape_t& shape,
+                                                     std::vector<std::int64_t> axes);
+
+/// Shape of a reduction over normalised `axes`.
+XTRACE_DECL shape_t reduce_shape(const shape_t& shape, const std::vector<std::int64_t>& axes,
+                                 bool keep_dims);
+
+namespace detail {
+[[noreturn]] inline void shape_op_error(op_kind op, const std::string& what) {
+    throw shape_error("xtrace::" + std::string(info(op).name) + ": " + what);
+}
+XTRACE_DECL std::int64_t normalize_axis(op_kind op, std::int64_t axis, std::int64_t bound,
+                                        const shape_t& shape);
+} // namespace detail
+
+/// Shape of matmul(a, b): [..batch, m, k] x [..batch, k, n] -> [..broadcast batch, m, n].
+XTRACE_DECL shape_t matmul_shape(const shape_t& a, const shape_t& b);
+
+/// The attributes of a shape op, normalised against its input's shape: transpose's permutation
+/// (reversed dims when empty), expand_dims' and squeeze's axis; reshape's and broadcast_to's
+/// requested dims unchanged. Throws shape_error for attributes that fit no input of this rank.
+XTRACE_DECL std::vector<std::int64_t> normalize_shape_op(op_kind op, const shape_t& in,
+                                                         std::vector<std::int64_t> a);
+
+/// Result shape of a shape op over normalised attributes; throws shape_error (an element count
+/// that does not match, a squeezed dim that is not 1, a shape that does not broadcast).
+XTRACE_DECL shape_t shape_op_result(op_kind op, const shape_t& in,
+                                    const std::vector<std::int64_t>& a);
+
+} // namespace xtrace::graph
+
+#if XTRACE_DEFINE_RUNTIME
+
+namespace xtrace::graph {
+
+XTRACE_DECL shape_t broadcast_operands(op_kind op, std::span<const shape_t* const> operands) {
     shape_t out;
     for (std::size_t i = 0; i < operands.size(); ++i) {
         if (i == 0) {
@@ -35,10 +75,8 @@ inline shape_t broadcast_operands(op_kind op, std::span<const shape_t* const> op
     return out;
 }
 
-/// Sorted, non-negative axes of a reduction over `axes` (negative counts from the end) of a
-/// tensor of `shape`; throws shape_error for an axis out of range or given twice.
-inline std::vector<std::int64_t> normalize_axes(op_kind op, const shape_t& shape,
-                                                std::vector<std::int64_t> axes) {
+XTRACE_DECL std::vector<std::int64_t> normalize_axes(op_kind op, const shape_t& shape,
+                                                     std::vector<std::int64_t> axes) {
     const auto rank = static_cast<std::int64_t>(shape.size());
     for (auto& a : axes) {
         if (a < -rank || a >= rank)
@@ -55,9 +93,8 @@ inline std::vector<std::int64_t> normalize_axes(op_kind op, const shape_t& shape
     return axes;
 }
 
-/// Shape of a reduction over normalised `axes`.
-inline shape_t reduce_shape(const shape_t& shape, const std::vector<std::int64_t>& axes,
-                            bool keep_dims) {
+XTRACE_DECL shape_t reduce_shape(const shape_t& shape, const std::vector<std::int64_t>& axes,
+                                 bool keep_dims) {
     shape_t out;
     for (std::size_t d = 0; d < shape.size(); ++d) {
         const bool reduced = std::binary_search(axes.begin(), axes.end(), std::int64_t(d));
@@ -69,21 +106,23 @@ inline shape_t reduce_shape(const shape_t& shape, const std::vector<std::int64_t
     return out;
 }
 
-namespace detail {
-[[noreturn]] inline void shape_op_error(op_kind op, const std::string& what) {
-    throw shape_error("xtrace::" + std::string(info(op).name) + ": " + what);
-}
-inline std::int64_t normalize_axis(op_kind op, std::int64_t axis, std::int64_t bound,
-                                   const shape_t& shape) {
+} // namespace xtrace::graph
+
+namespace xtrace::graph::detail {
+
+XTRACE_DECL std::int64_t normalize_axis(op_kind op, std::int64_t axis, std::int64_t bound,
+                                        const shape_t& shape) {
     if (axis < -bound || axis >= bound)
         shape_op_error(op, "axis " + std::to_string(axis) + " is out of range for shape " +
                                shape_string(shape));
     return axis < 0 ? axis + bound : axis;
 }
-} // namespace detail
 
-/// Shape of matmul(a, b): [..batch, m, k] x [..batch, k, n] -> [..broadcast batch, m, n].
-inline shape_t matmul_shape(const shape_t& a, const shape_t& b) {
+} // namespace xtrace::graph::detail
+
+namespace xtrace::graph {
+
+XTRACE_DECL shape_t matmul_shape(const shape_t& a, const shape_t& b) {
     auto fail = [&](const std::string& why) {
         throw shape_error("xtrace::matmul: cannot multiply " + shape_string(a) + " by " +
                           shape_string(b) + ": " + why);
@@ -103,11 +142,8 @@ inline shape_t matmul_shape(const shape_t& a, const shape_t& b) {
     return out;
 }
 
-/// The attributes of a shape op, normalised against its input's shape: transpose's permutation
-/// (reversed dims when empty), expand_dims' and squeeze's axis; reshape's and broadcast_to's
-/// requested dims unchanged. Throws shape_error for attributes that fit no input of this rank.
-inline std::vector<std::int64_t> normalize_shape_op(op_kind op, const shape_t& in,
-                                                    std::vector<std::int64_t> a) {
+XTRACE_DECL std::vector<std::int64_t> normalize_shape_op(op_kind op, const shape_t& in,
+                                                         std::vector<std::int64_t> a) {
     const auto rank = static_cast<std::int64_t>(in.size());
     if (op == op_kind::transpose) {
         if (a.empty())
@@ -130,9 +166,8 @@ inline std::vector<std::int64_t> normalize_shape_op(op_kind op, const shape_t& i
     return a;
 }
 
-/// Result shape of a shape op over normalised attributes; throws shape_error (an element count
-/// that does not match, a squeezed dim that is not 1, a shape that does not broadcast).
-inline shape_t shape_op_result(op_kind op, const shape_t& in, const std::vector<std::int64_t>& a) {
+XTRACE_DECL shape_t shape_op_result(op_kind op, const shape_t& in,
+                                    const std::vector<std::int64_t>& a) {
     switch (op) {
     case op_kind::reshape: {
         std::int64_t known = 1;
@@ -197,5 +232,7 @@ inline shape_t shape_op_result(op_kind op, const shape_t& in, const std::vector<
 }
 
 } // namespace xtrace::graph
+
+#endif
 
 #endif

@@ -1,6 +1,7 @@
 #ifndef XTRACE_GRAPH_TEXT_HPP
 #define XTRACE_GRAPH_TEXT_HPP
 
+#include "../config.hpp"
 #include "graph.hpp"
 
 #include <sstream>
@@ -10,7 +11,15 @@ namespace xtrace::graph {
 
 /// A readable dump of the IR, one node per line: `%2 = mul(%0, %1) : float32[?,3]`; the
 /// subgraphs of cond and while_loop nodes follow theirs, indented.
-inline std::string to_text(const graph& g, const std::string& indent = "") {
+XTRACE_DECL std::string to_text(const graph& g, const std::string& indent = "");
+
+} // namespace xtrace::graph
+
+#if XTRACE_DEFINE_RUNTIME
+
+namespace xtrace::graph {
+
+XTRACE_DECL std::string to_text(const graph& g, const std::string& indent) {
     std::ostringstream os;
     for (node_id id = 0; id < g.nodes.size(); ++id) {
         const node& n = g.nodes[id];
@@ -62,5 +71,7 @@ inline std::string to_text(const graph& g, const std::string& indent = "") {
 }
 
 } // namespace xtrace::graph
+
+#endif
 
 #endif

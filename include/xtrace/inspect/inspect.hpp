@@ -21,54 +21,65 @@ namespace xtrace::inspect {
 
 namespace detail {
 
+// One variable template per property, so that asking for one (node_count in a static_assert)
+// computes only that one, not the printed form of every subtree.
+
 template <class G>
-struct tree {
-    static_assert(xtrace::detail::dependent_false<G>,
-                  "xtrace::inspect: G must be an expression type, such as "
-                  "xtrace::graph_t<decltype(f), Args...>");
-};
+inline constexpr bool is_expression = false;
 template <std::size_t I, class T>
-struct tree<arg<I, T>> {
-    static constexpr std::size_t nodes = 1, depth = 1;
-    template <class Op>
-    static constexpr std::size_t count = 0;
-    static constexpr auto text = lit("x") + number<I>();
-};
+inline constexpr bool is_expression<arg<I, T>> = true;
 template <class T>
-struct tree<constant<T>> {
-    static constexpr std::size_t nodes = 1, depth = 1;
-    template <class Op>
-    static constexpr std::size_t count = 0;
-    static constexpr auto text = lit("c");
-};
+inline constexpr bool is_expression<constant<T>> = true;
 template <class T>
-struct tree<erased<T>> {
-    static constexpr std::size_t nodes = 1, depth = 1;
-    template <class Op>
-    static constexpr std::size_t count = 0;
-    static constexpr auto text = lit("t");
-};
+inline constexpr bool is_expression<erased<T>> = true;
+template <class Op, class... Cs>
+inline constexpr bool is_expression<node<Op, Cs...>> = true;
+
+template <class G>
+constexpr bool check_expression() {
+    static_assert(is_expression<G>, "xtrace::inspect: G must be an expression type, such as "
+                                    "xtrace::graph_t<decltype(f), Args...>");
+    return true;
+}
+
+template <class G>
+inline constexpr std::size_t nodes = 1; // a leaf
+template <class Op, class... Cs>
+inline constexpr std::size_t nodes<node<Op, Cs...>> = (std::size_t(1) + ... + nodes<Cs>);
+
+template <class G>
+inline constexpr std::size_t depth_of = 1;
+template <class Op, class... Cs>
+inline constexpr std::size_t depth_of<node<Op, Cs...>> = 1 + std::max({depth_of<Cs>...});
+
+template <class G, class Other>
+inline constexpr std::size_t count = 0;
+template <class Op, class... Cs, class Other>
+inline constexpr std::size_t count<node<Op, Cs...>, Other> = (Other::kind == Op::kind ? 1 : 0) +
+                                                             (std::size_t(0) + ... +
+                                                              count<Cs, Other>);
 
 template <class Op>
 inline constexpr std::string_view name_of = Op::name;
 
+template <class G>
+inline constexpr auto text = lit("t"); // an erased tensor
+template <std::size_t I, class T>
+inline constexpr auto text<arg<I, T>> = lit("x") + number<I>();
+template <class T>
+inline constexpr auto text<constant<T>> = lit("c");
+
 template <class C, class... Cs>
 constexpr auto joined() {
     if constexpr (sizeof...(Cs) == 0)
-        return tree<C>::text;
+        return text<C>;
     else
-        return tree<C>::text + lit(", ") + joined<Cs...>();
+        return text<C> + lit(", ") + joined<Cs...>();
 }
 
 template <class Op, class... Cs>
-struct tree<node<Op, Cs...>> {
-    static constexpr std::size_t nodes = (std::size_t(1) + ... + tree<Cs>::nodes);
-    static constexpr std::size_t depth = 1 + std::max({tree<Cs>::depth...});
-    template <class Other>
-    static constexpr std::size_t count = (Other::kind == Op::kind ? 1 : 0) +
-                                         (std::size_t(0) + ... + tree<Cs>::template count<Other>);
-    static constexpr auto text = from_view<name_of<Op>>() + lit("(") + joined<Cs...>() + lit(")");
-};
+inline constexpr auto text<node<Op, Cs...>> = from_view<name_of<Op>>() +
+                                              lit("(") + joined<Cs...>() + lit(")");
 
 // Distinct op tags in depth-first preorder, as a list of types.
 template <class... Ts>
@@ -109,25 +120,20 @@ struct as_tuple<list<Ts...>> {
 
 /// Nodes of G, leaves (arguments, constants) included.
 template <class G>
-inline constexpr std::size_t node_count = detail::tree<G>::nodes;
+inline constexpr std::size_t node_count = (detail::check_expression<G>(), detail::nodes<G>);
 
 /// Longest path from G's root to a leaf, counted in nodes (a lone leaf has depth 1).
 template <class G>
-inline constexpr std::size_t depth = detail::tree<G>::depth;
+inline constexpr std::size_t depth = (detail::check_expression<G>(), detail::depth_of<G>);
 
 /// How many nodes of G apply op Op (`op::cast<>` counts every cast).
 template <class G, class Op>
-inline constexpr std::size_t count_op = detail::tree<G>::template count<Op>;
+inline constexpr std::size_t count_op = (detail::check_expression<G>(), detail::count<G, Op>);
 
 /// The distinct op tags of G, in depth-first order of first use, as a boost::hana tuple.
 template <class G>
 inline constexpr auto ops =
     detail::as_tuple<typename detail::collect<detail::list<>, G>::type>::value;
-
-namespace detail {
-template <class G>
-inline constexpr auto text_of = tree<G>::text;
-} // namespace detail
 
 namespace detail {
 
@@ -136,7 +142,7 @@ constexpr auto label() {
     if constexpr (requires { typename G::op_type; })
         return from_view<name_of<typename G::op_type>>();
     else
-        return tree<G>::text;
+        return text<G>;
 }
 
 template <class G, std::size_t Id>
@@ -160,7 +166,7 @@ template <class Op, class... Cs, std::size_t Id>
 struct dot<node<Op, Cs...>, Id> {
     template <std::size_t K>
     static constexpr std::size_t child_id = [] {
-        constexpr std::size_t sizes[] = {tree<Cs>::nodes...};
+        constexpr std::size_t sizes[] = {nodes<Cs>...};
         std::size_t id = Id + 1;
         for (std::size_t i = 0; i < K; ++i)
             id += sizes[i];
@@ -185,6 +191,7 @@ inline constexpr auto dot_of = lit("digraph xtrace {\n  node [shape=box];\n") + 
 /// G in Graphviz DOT, one box per node of the tree (a constant expression).
 template <class G>
 constexpr std::string_view to_dot() {
+    static_assert(detail::check_expression<G>());
     return detail::dot_of<G>.view();
 }
 
@@ -192,7 +199,8 @@ constexpr std::string_view to_dot() {
 /// t: an erased tensor).
 template <class G>
 constexpr std::string_view to_string() {
-    return detail::text_of<G>.view();
+    static_assert(detail::check_expression<G>());
+    return detail::text<G>.view();
 }
 
 } // namespace xtrace::inspect

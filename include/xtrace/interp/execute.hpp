@@ -5,6 +5,7 @@
 // gathered when strided or broadcast, splatted once when a single value), then the outputs that
 // no region wrote.
 
+#include "../config.hpp"
 #include "../plan/plan.hpp"
 #include "gather.hpp"
 #include "print.hpp"
@@ -500,8 +501,19 @@ private:
 
 /// Runs the statically fused `kernel` of `g`'s single output when `p` and the arguments' layout
 /// allow it (every argument leaf contiguous); returns false, having done nothing, otherwise.
-inline bool execute_fused(static_fusion::kernel_fn kernel, const graph::graph& g,
-                          const plan::plan& p, std::span<const strided_input> args, void* output) {
+XTRACE_DECL bool execute_fused(static_fusion::kernel_fn kernel, const graph::graph& g,
+                               const plan::plan& p, std::span<const strided_input> args,
+                               void* output);
+
+/// Runs `p` (a binding of `g`) on `args` (in g.args order), writing `outputs` (in g.outputs
+/// order), each a contiguous row-major buffer of its output's dtype and concrete shape.
+XTRACE_DECL void execute(const graph::graph& g, const plan::plan& p,
+                         std::span<const strided_input> args, std::span<void* const> outputs);
+
+#if XTRACE_DEFINE_RUNTIME
+XTRACE_DECL bool execute_fused(static_fusion::kernel_fn kernel, const graph::graph& g,
+                               const plan::plan& p, std::span<const strided_input> args,
+                               void* output) {
     if (!kernel || p.fused_leaves.empty())
         return false;
     const shape_t& shape = p.shapes[g.outputs[0]];
@@ -521,12 +533,12 @@ inline bool execute_fused(static_fusion::kernel_fn kernel, const graph::graph& g
     return true;
 }
 
-/// Runs `p` (a binding of `g`) on `args` (in g.args order), writing `outputs` (in g.outputs
-/// order), each a contiguous row-major buffer of its output's dtype and concrete shape.
-inline void execute(const graph::graph& g, const plan::plan& p, std::span<const strided_input> args,
-                    std::span<void* const> outputs) {
+XTRACE_DECL void execute(const graph::graph& g, const plan::plan& p,
+                         std::span<const strided_input> args, std::span<void* const> outputs) {
     detail::executor(g, p, args, outputs).run();
 }
+
+#endif
 
 } // namespace xtrace::interp
 

@@ -128,6 +128,37 @@ template <class To, class T, class R>
 inline constexpr graph::kernel_set kernels_of<op::cast<To>, T, R> = {&detail::cast_kernel<T, R>,
                                                                      nullptr, nullptr};
 
+/// The kernels of elementwise op `op` on operands of dtype `operand` (for where: the branches')
+/// producing `result`, or nullptr for a combination the front end never builds. What the runtime
+/// records when it is compiled separately (the front end then leaves kernels to it); a template,
+/// so that only a program that uses it compiles every op's kernels.
+template <class = void>
+const graph::kernel_set* kernels_for(op_kind op, dtype operand, dtype result) {
+    if (op == op_kind::cast)
+        return visit_dtype(operand, [&](auto from) {
+            return visit_dtype(result, [](auto to) -> const graph::kernel_set* {
+                using To = typename decltype(to)::type;
+                return &kernels_of<op::cast<To>, typename decltype(from)::type, To>;
+            });
+        });
+    return visit_dtype(operand, [&](auto tag) -> const graph::kernel_set* {
+        using T = typename decltype(tag)::type;
+        switch (op) {
+#define XTRACE_X(name, arity, domain, res)                                                         \
+    case op_kind::name:                                                                            \
+        if constexpr (accepts(op_domain::domain, dtype_of_v<T>)) {                                 \
+            using R = std::conditional_t<op_result::res == op_result::boolean, bool, T>;           \
+            return dtype_of_v<R> == result ? &kernels_of<op::name, T, R> : nullptr;                \
+        }                                                                                          \
+        return nullptr;
+            XTRACE_ELEMENTWISE_OPS(XTRACE_X)
+#undef XTRACE_X
+        default:
+            return nullptr;
+        }
+    });
+}
+
 /// The kernel of elementwise op `op` on operands of dtype `operand` (for where: the branches'),
 /// producing `result`; for binary ops, operand `splat` (0 or 1) may be a single value read once.
 /// nullptr for a combination the front end never builds. For graphs that carry no kernels

@@ -4,6 +4,7 @@
 // cond(pred, then_fn, else_fn): tf.cond. Traced, both branches are traced into subgraphs and
 // only the taken one runs; eager (or with a C++ bool), only the taken branch is called.
 
+#include "../config.hpp"
 #include "../core/error.hpp"
 #include "erase.hpp"
 #include "results.hpp"
@@ -83,27 +84,9 @@ constexpr bool traceable_cond() {
 }
 
 // Result k of a cond: the branches' shapes where they agree, -1 where a dim is unknown in one.
-inline shape_t merge_branch_shapes(const shape_t& a, const shape_t& b, std::size_t k) {
-    bool ok = a.size() == b.size();
-    shape_t out(a);
-    for (std::size_t d = 0; ok && d < a.size(); ++d) {
-        if (a[d] >= 0 && b[d] >= 0 && a[d] != b[d])
-            ok = false;
-        else if (a[d] != b[d])
-            out[d] = -1;
-    }
-    if (!ok)
-        throw shape_error("xtrace::cond: result " + std::to_string(k) + " has shape " +
-                          shape_string(a) + " in the then branch but " + shape_string(b) +
-                          " in the else branch; both branches must return the same shapes");
-    return out;
-}
+XTRACE_DECL shape_t merge_branch_shapes(const shape_t& a, const shape_t& b, std::size_t k);
 
-inline void check_predicate(const shape_t& s, std::string_view what) {
-    if (!s.empty())
-        throw shape_error("xtrace::" + std::string(what) +
-                          " must be a 0-d bool tensor, got shape " + shape_string(s));
-}
+XTRACE_DECL void check_predicate(const shape_t& s, std::string_view what);
 
 /// A traced cond of one tensor keeps its branches in its type, node<op::cond, P, Then, Else>,
 /// for compile-time inspection; tuples of results are erased.
@@ -182,5 +165,35 @@ auto cond(const P& pred, Then then_fn, Else else_fn) {
 }
 
 } // namespace xtrace
+
+#if XTRACE_DEFINE_RUNTIME
+
+namespace xtrace::detail {
+
+XTRACE_DECL shape_t merge_branch_shapes(const shape_t& a, const shape_t& b, std::size_t k) {
+    bool ok = a.size() == b.size();
+    shape_t out(a);
+    for (std::size_t d = 0; ok && d < a.size(); ++d) {
+        if (a[d] >= 0 && b[d] >= 0 && a[d] != b[d])
+            ok = false;
+        else if (a[d] != b[d])
+            out[d] = -1;
+    }
+    if (!ok)
+        throw shape_error("xtrace::cond: result " + std::to_string(k) + " has shape " +
+                          shape_string(a) + " in the then branch but " + shape_string(b) +
+                          " in the else branch; both branches must return the same shapes");
+    return out;
+}
+
+XTRACE_DECL void check_predicate(const shape_t& s, std::string_view what) {
+    if (!s.empty())
+        throw shape_error("xtrace::" + std::string(what) +
+                          " must be a 0-d bool tensor, got shape " + shape_string(s));
+}
+
+} // namespace xtrace::detail
+
+#endif
 
 #endif

@@ -5,6 +5,7 @@
 // traced once into subgraphs that run as often as the condition says; eager, it is a C++ loop.
 // The body keeps every loop variable's dtype (checked at compile time) and shape.
 
+#include "../config.hpp"
 #include "cond.hpp"
 
 #include <array>
@@ -64,16 +65,7 @@ constexpr auto check_loop() {
     }
 }
 
-inline void check_loop_shape(const shape_t& before, const shape_t& after, std::size_t k) {
-    bool ok = before.size() == after.size();
-    for (std::size_t d = 0; ok && d < before.size(); ++d)
-        ok = before[d] < 0 || after[d] < 0 || before[d] == after[d];
-    if (!ok)
-        throw shape_error("xtrace::while_loop: loop variable " + std::to_string(k) + " has shape " +
-                          tuple_string(before) + " before the loop, but shape " +
-                          tuple_string(after) +
-                          " after one iteration; the body must keep each loop variable's shape");
-}
+XTRACE_DECL void check_loop_shape(const shape_t& before, const shape_t& after, std::size_t k);
 
 } // namespace detail
 
@@ -199,5 +191,24 @@ auto while_loop(C cond_fn, B body_fn, const Xs&... init) {
 }
 
 } // namespace xtrace
+
+#if XTRACE_DEFINE_RUNTIME
+
+namespace xtrace::detail {
+
+XTRACE_DECL void check_loop_shape(const shape_t& before, const shape_t& after, std::size_t k) {
+    bool ok = before.size() == after.size();
+    for (std::size_t d = 0; ok && d < before.size(); ++d)
+        ok = before[d] < 0 || after[d] < 0 || before[d] == after[d];
+    if (!ok)
+        throw shape_error("xtrace::while_loop: loop variable " + std::to_string(k) + " has shape " +
+                          tuple_string(before) + " before the loop, but shape " +
+                          tuple_string(after) +
+                          " after one iteration; the body must keep each loop variable's shape");
+}
+
+} // namespace xtrace::detail
+
+#endif
 
 #endif

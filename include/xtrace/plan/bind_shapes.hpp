@@ -5,6 +5,7 @@
 // unknown dims is bound here, per call shape, without running the lambda again; shape errors
 // that only concrete dims reveal are thrown here.
 
+#include "../config.hpp"
 #include "../graph/graph.hpp"
 #include "../graph/shape_inference.hpp"
 
@@ -40,8 +41,21 @@ inline std::vector<shape_t> body_output_shapes(const graph::graph& body,
 
 /// The concrete shapes of the results of cond or while_loop node `n`; throws shape_error where
 /// the branches disagree or the body changes a loop variable's shape.
-inline std::vector<shape_t> control_result_shapes(const graph::node& n,
-                                                  const std::vector<shape_t>& shapes) {
+XTRACE_DECL std::vector<shape_t> control_result_shapes(const graph::node& n,
+                                                       const std::vector<shape_t>& shapes);
+
+/// Shapes of all nodes of `g` when its tensor arguments have `arg_shapes` (in g.args order).
+XTRACE_DECL std::vector<shape_t> bind_shapes(const graph::graph& g,
+                                             std::span<const shape_t> arg_shapes);
+
+} // namespace xtrace::plan
+
+#if XTRACE_DEFINE_RUNTIME
+
+namespace xtrace::plan {
+
+XTRACE_DECL std::vector<shape_t> control_result_shapes(const graph::node& n,
+                                                       const std::vector<shape_t>& shapes) {
     const graph::graph& first = *n.bodies[0];
     const graph::graph& second = *n.bodies[1];
     auto a = body_output_shapes(first, body_arg_shapes(first, n, shapes));
@@ -68,9 +82,8 @@ inline std::vector<shape_t> control_result_shapes(const graph::node& n,
     return b;
 }
 
-/// Shapes of all nodes of `g` when its tensor arguments have `arg_shapes` (in g.args order).
-inline std::vector<shape_t> bind_shapes(const graph::graph& g,
-                                        std::span<const shape_t> arg_shapes) {
+XTRACE_DECL std::vector<shape_t> bind_shapes(const graph::graph& g,
+                                             std::span<const shape_t> arg_shapes) {
     std::vector<shape_t> shapes(g.nodes.size());
     for (std::size_t i = 0; i < g.args.size(); ++i)
         shapes[g.args[i]] = arg_shapes[i];
@@ -131,5 +144,7 @@ inline std::vector<shape_t> bind_shapes(const graph::graph& g,
 }
 
 } // namespace xtrace::plan
+
+#endif
 
 #endif

@@ -292,7 +292,15 @@ inline bool outermost(const std::vector<std::int64_t>& axes) {
 } // namespace detail
 
 /// Binds `g` to its arguments' concrete shapes: fused regions, homes and block programs.
-inline plan build(const graph::graph& g, std::span<const shape_t> arg_shapes) {
+XTRACE_DECL plan build(const graph::graph& g, std::span<const shape_t> arg_shapes);
+
+} // namespace xtrace::plan
+
+#if XTRACE_DEFINE_RUNTIME
+
+namespace xtrace::plan {
+
+XTRACE_DECL plan build(const graph::graph& g, std::span<const shape_t> arg_shapes) {
     plan p;
     p.shapes = bind_shapes(g, arg_shapes);
     const std::size_t count = g.nodes.size();
@@ -502,5 +510,7 @@ inline plan build(const graph::graph& g, std::span<const shape_t> arg_shapes) {
 }
 
 } // namespace xtrace::plan
+
+#endif
 
 #endif

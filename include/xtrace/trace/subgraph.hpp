@@ -5,6 +5,7 @@
 // while the branch runs, whose graph becomes part of a node of its parent. Values of enclosing
 // traces that the branch uses become args of the child (captures).
 
+#include "../config.hpp"
 #include "builder.hpp"
 
 #include <algorithm>
@@ -27,27 +28,43 @@ struct subgraph {
     std::vector<graph::node_id> captures;
 };
 
+/// Ends a subgraph's trace: its graph and captures.
+XTRACE_DECL subgraph finish_subgraph(builder& child);
+
 /// Traces `record(child)` as a subgraph of `parent`; `record` returns the subgraph's outputs
 /// (values of the child or of any trace enclosing it).
 template <class Record>
 subgraph trace_subgraph(builder& parent, Record&& record) {
-    auto child = std::make_shared<builder>(&parent);
+    auto child = new_trace(&parent);
     {
         const scope tracing(*child);
         for (const traced_value& v : record(child))
             child->add_output(child->import(v.owner, v.id));
     }
-    subgraph out;
-    out.captures = child->captures();
-    out.g = std::make_shared<graph::graph>(child->finish());
-    return out;
+    return finish_subgraph(*child);
 }
 
 /// Gives the subgraphs' capture args their positions in a node's inputs: `inputs` (the node's
 /// own operands, then captures from `first_capture` on) gets the captures not already there,
 /// and every capture arg its input's position. Args below `loop_vars` are loop variables.
-inline void bind_captures(std::vector<graph::node_id>& inputs, std::size_t loop_vars,
-                          std::size_t first_capture, std::span<subgraph> bodies) {
+XTRACE_DECL void bind_captures(std::vector<graph::node_id>& inputs, std::size_t loop_vars,
+                               std::size_t first_capture, std::span<subgraph> bodies);
+
+} // namespace xtrace::trace
+
+#if XTRACE_DEFINE_RUNTIME
+
+namespace xtrace::trace {
+
+XTRACE_DECL subgraph finish_subgraph(builder& child) {
+    subgraph out;
+    out.captures = child.captures();
+    out.g = std::make_shared<graph::graph>(child.finish());
+    return out;
+}
+
+XTRACE_DECL void bind_captures(std::vector<graph::node_id>& inputs, std::size_t loop_vars,
+                               std::size_t first_capture, std::span<subgraph> bodies) {
     for (subgraph& body : bodies) {
         for (graph::node_id a : body.g->args) {
             graph::node& arg = body.g->nodes[a];
@@ -63,5 +80,7 @@ inline void bind_captures(std::vector<graph::node_id>& inputs, std::size_t loop_
 }
 
 } // namespace xtrace::trace
+
+#endif
 
 #endif
