@@ -11,6 +11,12 @@
 #define XTRACE_MAX_RANK 16
 #endif
 
+/// Largest expression (in nodes) compiled into one SIMD loop from its type (static fusion);
+/// larger ones run on the block interpreter. Each node of a compiled kernel costs compile time.
+#ifndef XTRACE_STATIC_FUSION_MAX_NODES
+#define XTRACE_STATIC_FUSION_MAX_NODES 32
+#endif
+
 /// Separate compilation: define XTRACE_SEPARATE_COMPILATION in every translation unit and
 /// include <xtrace/src.hpp> in exactly one; the runtime (signature cache, planner, interpreter,
 /// trace recording) is then compiled there once instead of in every translation unit that calls

@@ -23,6 +23,27 @@ static_assert(!interp::static_fusion::fusable<node<op::div, arg<0, int>, arg<1, 
 static_assert(!interp::static_fusion::fusable<node<op::less, arg<0, float>, arg<1, float>>>);
 static_assert(!interp::static_fusion::fusable<erased<float>>);
 
+// Expressions beyond max_nodes run on the interpreter: their kernels would cost compile time per
+// node for little gain.
+namespace {
+template <std::size_t N>
+struct chain {
+    using type = node<op::exp, typename chain<N - 1>::type>;
+};
+template <>
+struct chain<1> {
+    using type = arg<0, float>;
+};
+} // namespace
+static_assert(interp::static_fusion::kernel_for<gelu_graph>() != nullptr);
+static_assert(interp::static_fusion::node_count<chain<interp::static_fusion::max_nodes>::type> ==
+              interp::static_fusion::max_nodes);
+static_assert(interp::static_fusion::kernel_for<chain<interp::static_fusion::max_nodes>::type>() !=
+              nullptr);
+static_assert(
+    interp::static_fusion::kernel_for<chain<interp::static_fusion::max_nodes + 1>::type>() ==
+    nullptr);
+
 TEST_CASE("the fused kernel and the interpreter agree, contiguous or not") {
     auto fused = xtrace::function(gelu, quiet());
     auto interpreted = xtrace::function(gelu, quiet({.static_fusion = false}));

@@ -283,39 +283,20 @@ XTRACE_DECL void compute_erased(op_kind op, dtype operand, dtype result, const v
     auto arg = [&](std::size_t k, auto tag) -> decltype(auto) {
         return *static_cast<const xt::xarray<typename decltype(tag)::type>*>(in[k]);
     };
-    if (op == op_kind::cast) {
-        visit_dtype(operand, [&](auto from) {
-            visit_dtype(result, [&](auto to) {
-                using To = typename decltype(to)::type;
-                *static_cast<xt::xarray<To>*>(out) = compute<op::cast<To>, To>(arg(0, from));
-            });
-        });
-        return;
-    }
-    visit_dtype(operand, [&](auto tag) {
-        using T = typename decltype(tag)::type;
-        switch (op) {
-#define XTRACE_X(name, arity, domain, res)                                                         \
-    case op_kind::name:                                                                            \
-        if constexpr (accepts(op_domain::domain, dtype_of_v<T>)) {                                 \
-            using R = std::conditional_t<op_result::res == op_result::boolean, bool, T>;           \
-            auto& o = *static_cast<xt::xarray<R>*>(out);                                           \
-            if constexpr (arity == 1)                                                              \
-                o = compute<op::name, R>(arg(0, tag));                                             \
-            else if constexpr (arity == 2)                                                         \
-                o = compute<op::name, R>(arg(0, tag), arg(1, tag));                                \
-            else if constexpr (op_kind::name == op_kind::where)                                    \
-                o = compute<op::name, R>(arg(0, std::type_identity<bool>{}), arg(1, tag),          \
-                                         arg(2, tag));                                             \
-            else                                                                                   \
-                o = compute<op::name, R>(arg(0, tag), arg(1, tag), arg(2, tag));                   \
-        }                                                                                          \
-        break;
-            XTRACE_ELEMENTWISE_OPS(XTRACE_X)
-#undef XTRACE_X
-        default:
-            break;
-        }
+    visit_elementwise<int>(op, operand, result, 0, [&](auto tag, auto t, auto r) {
+        using Op = decltype(tag);
+        using R = typename decltype(r)::type;
+        auto& o = *static_cast<xt::xarray<R>*>(out);
+        constexpr int arity = info(Op::kind).arity;
+        if constexpr (arity == 1)
+            o = compute<Op, R>(arg(0, t));
+        else if constexpr (arity == 2)
+            o = compute<Op, R>(arg(0, t), arg(1, t));
+        else if constexpr (Op::kind == op_kind::where)
+            o = compute<Op, R>(arg(0, std::type_identity<bool>{}), arg(1, t), arg(2, t));
+        else
+            o = compute<Op, R>(arg(0, t), arg(1, t), arg(2, t));
+        return 0;
     });
 }
 

@@ -1,6 +1,7 @@
 #ifndef XTRACE_EAGER_TENSOR_HPP
 #define XTRACE_EAGER_TENSOR_HPP
 
+#include "../config.hpp"
 #include "../core/dtype.hpp"
 #include "../core/no_bool.hpp"
 #include "../ext/xtensor.hpp"
@@ -12,29 +13,48 @@
 
 namespace xtrace {
 
+namespace detail {
+/// What every eager tensor holds, whatever its element type: its shared value. Copies and
+/// destruction are out of line when the runtime is compiled separately (see symbolic_base).
+class eager_base {
+public:
+    explicit eager_base(std::shared_ptr<const void> v) noexcept : v_(std::move(v)) {}
+    eager_base(const eager_base& other) noexcept;
+    eager_base(eager_base&& other) noexcept;
+    eager_base& operator=(const eager_base& other) noexcept;
+    eager_base& operator=(eager_base&& other) noexcept;
+    ~eager_base();
+
+protected:
+    const void* get() const noexcept { return v_.get(); }
+
+private:
+    std::shared_ptr<const void> v_;
+};
+} // namespace detail
+
 /// A tensor with a value, what a lambda's parameters are when functions run eagerly.
 template <class T>
-class eager_tensor : public detail::not_a_bool {
+class eager_tensor : public detail::not_a_bool, public detail::eager_base {
 public:
     using value_type = T; ///< element type
 
     /// Wraps a value (shared, so copies are cheap, as symbolic tensors are).
     explicit eager_tensor(xt::xarray<T> v)
-        : v_(std::make_shared<const xt::xarray<T>>(std::move(v))) {}
+        : eager_base(std::make_shared<const xt::xarray<T>>(std::move(v))) {}
 
     /// The value.
-    const xt::xarray<T>& value() const noexcept { return *v_; }
+    const xt::xarray<T>& value() const noexcept {
+        return *static_cast<const xt::xarray<T>*>(get());
+    }
     /// Shape.
     std::vector<std::int64_t> shape() const {
-        return std::vector<std::int64_t>(v_->shape().begin(), v_->shape().end());
+        return std::vector<std::int64_t>(value().shape().begin(), value().shape().end());
     }
     /// Number of dims.
-    std::size_t rank() const noexcept { return v_->dimension(); }
+    std::size_t rank() const noexcept { return value().dimension(); }
     /// Element type.
     xtrace::dtype dtype() const noexcept { return dtype_of_v<T>; }
-
-private:
-    std::shared_ptr<const xt::xarray<T>> v_;
 };
 
 /// True for eager tensors.
@@ -45,5 +65,19 @@ concept eager_tensor_type = requires {
 &&std::is_same_v<std::remove_cvref_t<X>, eager_tensor<typename std::remove_cvref_t<X>::value_type>>;
 
 } // namespace xtrace
+
+#if XTRACE_DEFINE_RUNTIME
+
+namespace xtrace::detail {
+
+XTRACE_DECL eager_base::eager_base(const eager_base& other) noexcept = default;
+XTRACE_DECL eager_base::eager_base(eager_base&& other) noexcept = default;
+XTRACE_DECL eager_base& eager_base::operator=(const eager_base& other) noexcept = default;
+XTRACE_DECL eager_base& eager_base::operator=(eager_base&& other) noexcept = default;
+XTRACE_DECL eager_base::~eager_base() = default;
+
+} // namespace xtrace::detail
+
+#endif
 
 #endif

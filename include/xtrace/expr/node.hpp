@@ -30,6 +30,13 @@ class symbolic_base {
 public:
     symbolic_base(std::shared_ptr<trace::builder> b, graph::node_id id) noexcept
         : b_(std::move(b)), id_(id) {}
+    // Out of line when the runtime is compiled separately: a lambda of many ops then holds a
+    // call per copy and destruction, not the reference counting itself.
+    symbolic_base(const symbolic_base& other) noexcept;
+    symbolic_base(symbolic_base&& other) noexcept;
+    symbolic_base& operator=(const symbolic_base& other) noexcept;
+    symbolic_base& operator=(symbolic_base&& other) noexcept;
+    ~symbolic_base();
 
     /// The trace this tensor belongs to.
     const std::shared_ptr<trace::builder>& builder() const noexcept { return b_; }
@@ -218,6 +225,16 @@ constant<T> make_constant(const symbolic<U>& like, T value) {
 } // namespace xtrace
 
 #if XTRACE_DEFINE_RUNTIME
+
+namespace xtrace::detail {
+
+XTRACE_DECL symbolic_base::symbolic_base(const symbolic_base& other) noexcept = default;
+XTRACE_DECL symbolic_base::symbolic_base(symbolic_base&& other) noexcept = default;
+XTRACE_DECL symbolic_base& symbolic_base::operator=(const symbolic_base& other) noexcept = default;
+XTRACE_DECL symbolic_base& symbolic_base::operator=(symbolic_base&& other) noexcept = default;
+XTRACE_DECL symbolic_base::~symbolic_base() = default;
+
+} // namespace xtrace::detail
 
 namespace xtrace::expr {
 

@@ -9,6 +9,7 @@
 #include <concepts>
 #include <cstdint>
 #include <string_view>
+#include <type_traits>
 
 namespace xtrace {
 
@@ -218,6 +219,37 @@ constexpr bool is_shape_op(op_kind k) noexcept {
     default:
         return false;
     }
+}
+
+/// Calls f(Op{}, std::type_identity<T>{}, std::type_identity<R>{}) for elementwise op `op` on
+/// operands of dtype `operand` (for where: the branches') producing `result`, and returns what
+/// it returns; `none` for a combination no op builds. What run-time dispatch over every op and
+/// dtype (the separately compiled runtime's kernels and eager evaluation) is written with.
+template <class Ret, class F>
+Ret visit_elementwise(op_kind op, dtype operand, dtype result, Ret none, F&& f) {
+    if (op == op_kind::cast)
+        return visit_dtype(operand, [&](auto from) {
+            return visit_dtype(result, [&](auto to) -> Ret {
+                return f(op::cast<typename decltype(to)::type>{}, from, to);
+            });
+        });
+    return visit_dtype(operand, [&](auto tag) -> Ret {
+        using T = typename decltype(tag)::type;
+        switch (op) {
+#define XTRACE_X(name, arity, domain, res)                                                         \
+    case op_kind::name:                                                                            \
+        if constexpr (accepts(op_domain::domain, dtype_of_v<T>)) {                                 \
+            using R = std::conditional_t<op_result::res == op_result::boolean, bool, T>;           \
+            if (dtype_of_v<R> == result)                                                           \
+                return f(op::name{}, tag, std::type_identity<R>{});                                \
+        }                                                                                          \
+        return none;
+            XTRACE_ELEMENTWISE_OPS(XTRACE_X)
+#undef XTRACE_X
+        default:
+            return none;
+        }
+    });
 }
 
 /// True for the op tags declared in xtrace::op.

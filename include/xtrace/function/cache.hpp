@@ -18,13 +18,13 @@
 
 #include <atomic>
 #include <chrono>
-#include <functional>
 #include <iostream>
 #include <memory>
 #include <mutex>
 #include <shared_mutex>
 #include <span>
 #include <string>
+#include <type_traits>
 #include <typeinfo>
 #include <unordered_map>
 #include <vector>
@@ -97,8 +97,22 @@ struct resolved {
     std::shared_ptr<const plan::plan> plan;
 };
 
-/// Traces the lambda for a signature; supplied by the typed traced_function.
-using tracer = std::function<std::shared_ptr<trace_entry>(const signature&)>;
+/// Traces the lambda for a signature; supplied by the typed traced_function. A reference to a
+/// callable that outlives the call it is passed to (cheaper to instantiate than std::function).
+class tracer {
+public:
+    template <class F>
+    requires(!std::is_same_v<F, tracer>) tracer(const F& f)
+    noexcept
+        : object_(&f),
+          call_([](const void* o, const signature& s) { return (*static_cast<const F*>(o))(s); }) {}
+
+    std::shared_ptr<trace_entry> operator()(const signature& s) const { return call_(object_, s); }
+
+private:
+    const void* object_;
+    std::shared_ptr<trace_entry> (*call_)(const void*, const signature&);
+};
 
 class trace_cache {
 public:

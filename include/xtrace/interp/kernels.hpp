@@ -90,25 +90,6 @@ void cast_kernel(const void* const* in, void* out, std::size_t n) {
         o[i] = scalar::convert<To>(a[i]);
 }
 
-template <class F, int Arity, op_domain Domain, op_result Result>
-kernel_fn typed_kernel(dtype operand, int splat) {
-    return visit_dtype(operand, [splat](auto tag) -> kernel_fn {
-        using T = typename decltype(tag)::type;
-        if constexpr (accepts(Domain, dtype_of_v<T>)) {
-            using R = std::conditional_t<Result == op_result::boolean, bool, T>;
-            if constexpr (Arity == 2) {
-                if (splat == 0)
-                    return &elementwise_kernel<F, T, R, Arity, 0>;
-                if (splat == 1)
-                    return &elementwise_kernel<F, T, R, Arity, 1>;
-            }
-            return &elementwise_kernel<F, T, R, Arity>;
-        } else {
-            return nullptr;
-        }
-    });
-}
-
 } // namespace detail
 
 /// The kernels of op tag Op on operands of element type T (for where: the branches') with
@@ -134,29 +115,11 @@ inline constexpr graph::kernel_set kernels_of<op::cast<To>, T, R> = {&detail::ca
 /// so that only a program that uses it compiles every op's kernels.
 template <class = void>
 const graph::kernel_set* kernels_for(op_kind op, dtype operand, dtype result) {
-    if (op == op_kind::cast)
-        return visit_dtype(operand, [&](auto from) {
-            return visit_dtype(result, [](auto to) -> const graph::kernel_set* {
-                using To = typename decltype(to)::type;
-                return &kernels_of<op::cast<To>, typename decltype(from)::type, To>;
-            });
+    return visit_elementwise<const graph::kernel_set*>(
+        op, operand, result, nullptr, [](auto tag, auto t, auto r) {
+            return &kernels_of<decltype(tag), typename decltype(t)::type,
+                               typename decltype(r)::type>;
         });
-    return visit_dtype(operand, [&](auto tag) -> const graph::kernel_set* {
-        using T = typename decltype(tag)::type;
-        switch (op) {
-#define XTRACE_X(name, arity, domain, res)                                                         \
-    case op_kind::name:                                                                            \
-        if constexpr (accepts(op_domain::domain, dtype_of_v<T>)) {                                 \
-            using R = std::conditional_t<op_result::res == op_result::boolean, bool, T>;           \
-            return dtype_of_v<R> == result ? &kernels_of<op::name, T, R> : nullptr;                \
-        }                                                                                          \
-        return nullptr;
-            XTRACE_ELEMENTWISE_OPS(XTRACE_X)
-#undef XTRACE_X
-        default:
-            return nullptr;
-        }
-    });
 }
 
 /// The kernel of elementwise op `op` on operands of dtype `operand` (for where: the branches'),
@@ -166,23 +129,14 @@ const graph::kernel_set* kernels_for(op_kind op, dtype operand, dtype result) {
 /// every op's kernels.
 template <class = void>
 kernel_fn kernel_for(op_kind op, dtype operand, dtype result, int splat = -1) {
-    switch (op) {
-    case op_kind::cast:
-        return visit_dtype(operand, [&](auto from) {
-            return visit_dtype(result, [](auto to) -> kernel_fn {
-                return &detail::cast_kernel<typename decltype(from)::type,
-                                            typename decltype(to)::type>;
-            });
-        });
-#define XTRACE_X(name, arity, domain, res)                                                         \
-    case op_kind::name:                                                                            \
-        return detail::typed_kernel<fn::name, arity, op_domain::domain, op_result::res>(operand,   \
-                                                                                        splat);
-        XTRACE_ELEMENTWISE_OPS(XTRACE_X)
-#undef XTRACE_X
-    default:
+    const graph::kernel_set* k = kernels_for(op, operand, result);
+    if (!k)
         return nullptr;
-    }
+    if (splat == 0 && k->splat_first)
+        return k->splat_first;
+    if (splat == 1 && k->splat_second)
+        return k->splat_second;
+    return k->plain;
 }
 
 } // namespace xtrace::interp

@@ -46,6 +46,17 @@ inline constexpr bool fusable<node<Op, Cs...>> =
 /// Most leaves a statically fused kernel takes (larger expressions use the interpreter).
 inline constexpr std::size_t max_leaves = 64;
 
+/// Most nodes of a statically fused expression: a compiled kernel costs compile time per node,
+/// and its gain over the block interpreter, which pays per op and block, shrinks as the
+/// expression grows. Larger expressions use the interpreter (still fused, block by block).
+inline constexpr std::size_t max_nodes = XTRACE_STATIC_FUSION_MAX_NODES;
+
+/// Nodes of expression E, counted with repetition.
+template <class E>
+inline constexpr std::size_t node_count = 1;
+template <class Op, class... Cs>
+inline constexpr std::size_t node_count<node<Op, Cs...>> = (std::size_t(1) + ... + node_count<Cs>);
+
 namespace detail {
 
 template <class E, std::size_t Leaf>
@@ -121,7 +132,7 @@ void kernel(const void* const* leaves, void* out, std::size_t n) {
 /// The compiled kernel of E, or nullptr when E does not qualify.
 template <class E>
 constexpr kernel_fn kernel_for() {
-    if constexpr (fusable<E> && leaf_count<E> <= max_leaves)
+    if constexpr (node_count<E> <= max_nodes && leaf_count<E> <= max_leaves && fusable<E>)
         return &kernel<E>;
     else
         return nullptr;

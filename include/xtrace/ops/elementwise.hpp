@@ -95,8 +95,12 @@ auto elementwise(const Xs&... xs) {
     using T = typename first_tensor_value<Xs...>::type;
     check_operands<T, Xs...>();
     check_domain<Op, T>();
-    using R = std::conditional_t<info(Op::kind).result == op_result::boolean, bool, T>;
-    return apply<Op, R, T>(xs...);
+    if constexpr ((symbolic_tensor<Xs> && ...)) {
+        return expr::make_node<Op>(xs...); // the common case, in as few instantiations as may be
+    } else {
+        using R = std::conditional_t<info(Op::kind).result == op_result::boolean, bool, T>;
+        return apply<Op, R, T>(xs...);
+    }
 }
 
 template <class A, class B>
