@@ -36,7 +36,7 @@ struct chain<1> {
 };
 } // namespace
 static_assert(interp::static_fusion::kernel_for<gelu_graph>() != nullptr);
-static_assert(interp::static_fusion::node_count<chain<interp::static_fusion::max_nodes>::type> ==
+static_assert(expr::tree_size<chain<interp::static_fusion::max_nodes>::type> ==
               interp::static_fusion::max_nodes);
 static_assert(interp::static_fusion::kernel_for<chain<interp::static_fusion::max_nodes>::type>() !=
               nullptr);

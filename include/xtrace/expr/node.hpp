@@ -141,6 +141,13 @@ concept symbolic_tensor = requires {
 
 namespace expr {
 
+/// Nodes of expression type E, leaves included, counted with repetition (the tree as written,
+/// not the DAG): what inspection reports and what bounds static fusion.
+template <class E>
+inline constexpr std::size_t tree_size = 1;
+template <class Op, class... Cs>
+inline constexpr std::size_t tree_size<node<Op, Cs...>> = (std::size_t(1) + ... + tree_size<Cs>);
+
 /// The trace an op over `operands` is recorded in: the one being recorded on this thread when
 /// the operands all belong to it or to traces that enclose it (a cond branch or loop body using
 /// outer values captures them), else the first operand's.

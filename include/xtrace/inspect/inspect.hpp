@@ -43,11 +43,6 @@ constexpr bool check_expression() {
 }
 
 template <class G>
-inline constexpr std::size_t nodes = 1; // a leaf
-template <class Op, class... Cs>
-inline constexpr std::size_t nodes<node<Op, Cs...>> = (std::size_t(1) + ... + nodes<Cs>);
-
-template <class G>
 inline constexpr std::size_t depth_of = 1;
 template <class Op, class... Cs>
 inline constexpr std::size_t depth_of<node<Op, Cs...>> = 1 + std::max({depth_of<Cs>...});
@@ -120,7 +115,7 @@ struct as_tuple<list<Ts...>> {
 
 /// Nodes of G, leaves (arguments, constants) included.
 template <class G>
-inline constexpr std::size_t node_count = (detail::check_expression<G>(), detail::nodes<G>);
+inline constexpr std::size_t node_count = (detail::check_expression<G>(), expr::tree_size<G>);
 
 /// Longest path from G's root to a leaf, counted in nodes (a lone leaf has depth 1).
 template <class G>
@@ -166,7 +161,7 @@ template <class Op, class... Cs, std::size_t Id>
 struct dot<node<Op, Cs...>, Id> {
     template <std::size_t K>
     static constexpr std::size_t child_id = [] {
-        constexpr std::size_t sizes[] = {nodes<Cs>...};
+        constexpr std::size_t sizes[] = {expr::tree_size<Cs>...};
         std::size_t id = Id + 1;
         for (std::size_t i = 0; i < K; ++i)
             id += sizes[i];

@@ -51,12 +51,6 @@ inline constexpr std::size_t max_leaves = 64;
 /// expression grows. Larger expressions use the interpreter (still fused, block by block).
 inline constexpr std::size_t max_nodes = XTRACE_STATIC_FUSION_MAX_NODES;
 
-/// Nodes of expression E, counted with repetition.
-template <class E>
-inline constexpr std::size_t node_count = 1;
-template <class Op, class... Cs>
-inline constexpr std::size_t node_count<node<Op, Cs...>> = (std::size_t(1) + ... + node_count<Cs>);
-
 namespace detail {
 
 template <class E, std::size_t Leaf>
@@ -132,7 +126,7 @@ void kernel(const void* const* leaves, void* out, std::size_t n) {
 /// The compiled kernel of E, or nullptr when E does not qualify.
 template <class E>
 constexpr kernel_fn kernel_for() {
-    if constexpr (node_count<E> <= max_nodes && leaf_count<E> <= max_leaves && fusable<E>)
+    if constexpr (expr::tree_size<E> <= max_nodes && leaf_count<E> <= max_leaves && fusable<E>)
         return &kernel<E>;
     else
         return nullptr;
