@@ -215,26 +215,38 @@ inline void lay_out(region& r, const graph::graph& g) {
     }
     // Inputs that need one keep a register for the whole block (gathered or splatted into it);
     // computed nodes that are not live-out share registers once their last reader has run.
-    // Kernels read element i before writing it, so a result may take its operand's register.
+    // Kernels read element i before writing it, so a result may take the register of an operand
+    // whose elements are at least as wide; a wider result (bool -> float, float -> double)
+    // would overwrite operand elements not read yet, so such a register is freed only after
+    // the result has its own.
     r.registers.assign(slots, no_register);
     std::uint16_t count = 0;
     for (std::size_t i = 0; i < n_in; ++i)
         if (needs_register[i])
             r.registers[i] = count++;
-    std::vector<std::uint16_t> free_list;
+    std::vector<std::uint16_t> free_list, freed_after;
+    auto release = [](std::vector<std::uint16_t>& list, std::uint16_t reg) {
+        if (std::find(list.begin(), list.end(), reg) == list.end())
+            list.push_back(reg);
+    };
     for (std::size_t i = 0; i < r.nodes.size(); ++i) {
+        const std::size_t out_size = dtype_size(g[r.nodes[i]].type);
+        freed_after.clear();
         for (std::uint16_t s : r.program[i].in)
-            if (s >= n_in && s < n_in + i && last_use[s] == i && !r.live_out[s - n_in] &&
-                std::find(free_list.begin(), free_list.end(), r.registers[s]) == free_list.end())
-                free_list.push_back(r.registers[s]);
-        if (r.live_out[i])
-            continue;
-        if (free_list.empty()) {
-            r.registers[n_in + i] = count++;
-        } else {
-            r.registers[n_in + i] = free_list.back();
-            free_list.pop_back();
+            if (s >= n_in && s < n_in + i && last_use[s] == i && !r.live_out[s - n_in]) {
+                const bool wide = dtype_size(g[r.nodes[s - n_in]].type) >= out_size;
+                release(wide ? free_list : freed_after, r.registers[s]);
+            }
+        if (!r.live_out[i]) {
+            if (free_list.empty()) {
+                r.registers[n_in + i] = count++;
+            } else {
+                r.registers[n_in + i] = free_list.back();
+                free_list.pop_back();
+            }
         }
+        for (std::uint16_t reg : freed_after)
+            release(free_list, reg);
     }
     // Only the operand slots of the instructions are meaningful for arity < 3.
     for (std::size_t i = 0; i < r.nodes.size(); ++i)
