@@ -41,10 +41,43 @@ constexpr T neg(T x) noexcept {
         return -x;
 }
 
-/// |x|, wrapping for the minimum integer.
+/// |x|: +0 for -0, wrapping for the minimum integer.
 template <class T>
-constexpr T abs(T x) noexcept {
-    return x < T(0) ? neg(x) : x;
+T abs(T x) noexcept {
+    if constexpr (std::is_floating_point_v<T>)
+        return std::fabs(x);
+    else
+        return x < T(0) ? neg(x) : x;
+}
+
+/// a + b; integers wrap (two's complement) instead of overflowing.
+template <class T>
+constexpr T add(T a, T b) noexcept {
+    if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>)
+        return static_cast<T>(static_cast<std::make_unsigned_t<T>>(a) +
+                              static_cast<std::make_unsigned_t<T>>(b));
+    else
+        return static_cast<T>(a + b);
+}
+
+/// a - b; integers wrap.
+template <class T>
+constexpr T sub(T a, T b) noexcept {
+    if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>)
+        return static_cast<T>(static_cast<std::make_unsigned_t<T>>(a) -
+                              static_cast<std::make_unsigned_t<T>>(b));
+    else
+        return static_cast<T>(a - b);
+}
+
+/// a * b; integers wrap. (Unsigned int32 operands would promote to a signed int, whose product
+/// can overflow: multiply as 64-bit unsigned.)
+template <class T>
+constexpr T mul(T a, T b) noexcept {
+    if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>)
+        return static_cast<T>(static_cast<std::uint64_t>(a) * static_cast<std::uint64_t>(b));
+    else
+        return static_cast<T>(a * b);
 }
 
 /// Integer division truncating toward zero, as C++; throws on division by zero.
@@ -71,8 +104,8 @@ T pow(T a, T b) noexcept {
         U result = 1, base = static_cast<U>(a);
         for (auto e = static_cast<std::make_unsigned_t<T>>(b); e; e >>= 1) {
             if (e & 1)
-                result *= base;
-            base *= base;
+                result = static_cast<U>(mul(result, base));
+            base = static_cast<U>(mul(base, base));
         }
         return static_cast<T>(result);
     } else {

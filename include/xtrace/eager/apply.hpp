@@ -37,18 +37,19 @@ xt::xarray<R> compute(const xt::xarray<A>& a) {
     else if constexpr (k == op_kind::abs)
         return map([](A x) -> A { return scalar::abs(x); })(a);
     else if constexpr (k == op_kind::square)
-        return a * a;
+        return map([](A x) -> A { return scalar::mul(x, x); })(a);
     else if constexpr (k == op_kind::relu)
         return map([](A x) -> A { return scalar::relu(x); })(a);
     else if constexpr (k == op_kind::floor || k == op_kind::ceil || k == op_kind::round) {
+        // Element by element: xtensor's SIMD forms (XTENSOR_USE_XSIMD) may lose -0.
         if constexpr (std::is_integral_v<A>)
             return a;
         else if constexpr (k == op_kind::floor)
-            return xt::floor(a);
+            return map([](A x) -> A { return std::floor(x); })(a);
         else if constexpr (k == op_kind::ceil)
-            return xt::ceil(a);
+            return map([](A x) -> A { return std::ceil(x); })(a);
         else
-            return xt::nearbyint(a);
+            return map([](A x) -> A { return scalar::round(x); })(a);
     } else if constexpr (k == op_kind::exp)
         return xt::exp(a);
     else if constexpr (k == op_kind::log)
@@ -74,7 +75,15 @@ xt::xarray<R> compute(const xt::xarray<A>& a) {
 template <class Op, class R, class A>
 xt::xarray<R> compute(const xt::xarray<A>& a, const xt::xarray<A>& b) {
     constexpr op_kind k = Op::kind;
-    if constexpr (k == op_kind::add)
+    if constexpr (std::is_integral_v<A> &&
+                  (k == op_kind::add || k == op_kind::sub || k == op_kind::mul)) { // integers wrap
+        if constexpr (k == op_kind::add)
+            return map([](A x, A y) -> A { return scalar::add(x, y); })(a, b);
+        else if constexpr (k == op_kind::sub)
+            return map([](A x, A y) -> A { return scalar::sub(x, y); })(a, b);
+        else
+            return map([](A x, A y) -> A { return scalar::mul(x, y); })(a, b);
+    } else if constexpr (k == op_kind::add)
         return a + b;
     else if constexpr (k == op_kind::sub)
         return a - b;
@@ -86,10 +95,7 @@ xt::xarray<R> compute(const xt::xarray<A>& a, const xt::xarray<A>& b) {
         else
             return a / b;
     } else if constexpr (k == op_kind::pow) {
-        if constexpr (std::is_integral_v<A>)
-            return map([](A x, A y) -> A { return scalar::pow(x, y); })(a, b);
-        else
-            return xt::pow(a, b);
+        return map([](A x, A y) -> A { return scalar::pow(x, y); })(a, b);
     } else if constexpr (k == op_kind::minimum)
         return map([](A x, A y) -> A { return scalar::minimum(x, y); })(a, b);
     else if constexpr (k == op_kind::maximum)
@@ -151,18 +157,15 @@ XTRACE_NOINLINE eager_tensor<R> apply(const eager_tensor<Ts>&... xs) {
 }
 
 namespace detail {
-// max or min over normalised axes, element by element: every input element is combined into
-// the output element its kept indices name (NaN propagates, an empty reduction is the identity).
-template <bool Max, class T>
-xt::xarray<T> extremum(const xt::xarray<T>& in, const shape_t& shape,
-                       const std::vector<std::int64_t>& axes) {
+// A reduction over normalised axes, element by element: every input element is combined into
+// the output element its kept indices name, starting from `identity`. What max and min use
+// (NaN propagates) and integer sums and products (they wrap, in any order).
+template <class T, class Combine>
+xt::xarray<T> fold(const xt::xarray<T>& in, const shape_t& shape,
+                   const std::vector<std::int64_t>& axes, T identity, Combine combine) {
     const shape_t out_shape = graph::reduce_shape(shape, axes, false);
     auto out =
         xt::xarray<T>::from_shape(std::vector<std::size_t>(out_shape.begin(), out_shape.end()));
-    const T identity =
-        std::numeric_limits<T>::has_infinity
-            ? (Max ? -std::numeric_limits<T>::infinity() : std::numeric_limits<T>::infinity())
-            : (Max ? std::numeric_limits<T>::lowest() : std::numeric_limits<T>::max());
     out.fill(identity);
     std::vector<std::size_t> index(shape.size(), 0);
     for (auto it = in.begin(); it != in.end(); ++it) {
@@ -171,7 +174,7 @@ xt::xarray<T> extremum(const xt::xarray<T>& in, const shape_t& shape,
             if (!std::binary_search(axes.begin(), axes.end(), std::int64_t(d)))
                 flat = flat * static_cast<std::size_t>(out_shape[o++]) + index[d];
         T& slot = out.data()[flat];
-        slot = Max ? scalar::maximum(slot, *it) : scalar::minimum(slot, *it);
+        slot = combine(slot, *it);
         for (std::size_t d = shape.size(); d-- > 0;) {
             if (++index[d] < static_cast<std::size_t>(shape[d]))
                 break;
@@ -206,8 +209,8 @@ XTRACE_NOINLINE eager_tensor<T> matmul(const eager_tensor<T>& a, const eager_ten
             for (std::size_t j = 0; j < n; ++j) {
                 T sum = 0;
                 for (std::size_t p = 0; p < k; ++p)
-                    sum = static_cast<T>(sum + ea.data()[(t * m + i) * k + p] *
-                                                   eb.data()[(t * k + p) * n + j]);
+                    sum = scalar::add(sum, scalar::mul(ea.data()[(t * m + i) * k + p],
+                                                       eb.data()[(t * k + p) * n + j]));
                 r.data()[(t * m + i) * n + j] = sum;
             }
     return eager_tensor<T>(std::move(r));
@@ -252,12 +255,25 @@ XTRACE_NOINLINE eager_tensor<T> reduce(const eager_tensor<T>& x, std::vector<std
         const shape_t s = graph::reduce_shape(shape, norm, false);
         r = xt::xarray<T>::from_shape(std::vector<std::size_t>(s.begin(), s.end()));
         r.fill(k == op_kind::prod ? T(1) : T(0));
+    } else if constexpr (std::is_integral_v<T> && k != op_kind::max && k != op_kind::min) {
+        if constexpr (k == op_kind::prod)
+            r = detail::fold(x.value(), shape, norm, T(1), scalar::mul<T>);
+        else
+            r = detail::fold(x.value(), shape, norm, T(0), scalar::add<T>);
     } else if constexpr (k == op_kind::sum || k == op_kind::mean)
         r = xt::sum(x.value(), ax);
     else if constexpr (k == op_kind::prod)
         r = xt::prod(x.value(), ax);
+    else if constexpr (k == op_kind::max)
+        r = detail::fold(x.value(), shape, norm,
+                         std::numeric_limits<T>::has_infinity ? -std::numeric_limits<T>::infinity()
+                                                              : std::numeric_limits<T>::lowest(),
+                         scalar::maximum<T>);
     else
-        r = detail::extremum<k == op_kind::max>(x.value(), shape, norm);
+        r = detail::fold(x.value(), shape, norm,
+                         std::numeric_limits<T>::has_infinity ? std::numeric_limits<T>::infinity()
+                                                              : std::numeric_limits<T>::max(),
+                         scalar::minimum<T>);
     if constexpr (k == op_kind::mean) {
         if (!norm.empty()) {
             if constexpr (std::is_integral_v<T>)

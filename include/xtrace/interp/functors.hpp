@@ -45,7 +45,9 @@ XTRACE_FLOAT_UNARY(sigmoid, T(1) / (T(1) + std::exp(-x)),
                    XTRACE_B(T(1)) / (XTRACE_B(T(1)) + xsimd::exp(-x)))
 #undef XTRACE_FLOAT_UNARY
 
-// Floor, ceil and round leave integers unchanged.
+// Floor, ceil and round leave integers unchanged. The batch forms put x's sign on the result:
+// a rounded value has x's sign, but some instruction sets' emulations lose it on a zero
+// (floor(-0), ceil(-0.5) must be -0).
 #define XTRACE_ROUNDING(name, scalar_fn, batch_fn)                                                 \
     struct name {                                                                                  \
         template <class T>                                                                         \
@@ -59,7 +61,7 @@ XTRACE_FLOAT_UNARY(sigmoid, T(1) / (T(1) + std::exp(-x)),
         }                                                                                          \
         template <class T, class A>                                                                \
         xsimd::batch<T, A> operator()(const xsimd::batch<T, A>& x) const {                         \
-            return batch_fn(x);                                                                    \
+            return batch_fn(x) | (x & xsimd::batch<T, A>(T(-0.0)));                                \
         }                                                                                          \
     };
 XTRACE_ROUNDING(floor, std::floor, xsimd::floor)
@@ -67,11 +69,14 @@ XTRACE_ROUNDING(ceil, std::ceil, xsimd::ceil)
 XTRACE_ROUNDING(round, std::nearbyint, xsimd::nearbyint)
 #undef XTRACE_ROUNDING
 
-// Numeric ops whose batch form serves floats and integers alike.
-#define XTRACE_NUMERIC(name, arity_params, scalar_expr, batch_params, batch_expr)                  \
+// Numeric ops with a scalar form for every numeric dtype and a batch form for the dtypes
+// `batched` accepts. Products batch floats only: integer lanes multiply element by element,
+// wrapping (instruction sets without a 32- or 64-bit lane multiply emulate it with signed C++
+// products, which overflow).
+#define XTRACE_NUMERIC(name, batched, arity_params, scalar_expr, batch_params, batch_expr)         \
     struct name {                                                                                  \
         template <class T>                                                                         \
-        static constexpr bool simd = is_number_v<T>;                                               \
+        static constexpr bool simd = batched<T>;                                                   \
         template <class T>                                                                         \
         T operator() arity_params const {                                                          \
             return scalar_expr;                                                                    \
@@ -81,20 +86,24 @@ XTRACE_ROUNDING(round, std::nearbyint, xsimd::nearbyint)
             return batch_expr;                                                                     \
         }                                                                                          \
     };
-XTRACE_NUMERIC(neg, (T x), scalar::neg(x), (const XTRACE_B& x), -x)
-XTRACE_NUMERIC(square, (T x), static_cast<T>(x* x), (const XTRACE_B& x), x* x)
-XTRACE_NUMERIC(relu, (T x), scalar::relu(x), (const XTRACE_B& x),
+XTRACE_NUMERIC(neg, is_number_v, (T x), scalar::neg(x), (const XTRACE_B& x), -x)
+
+XTRACE_NUMERIC(relu, is_number_v, (T x), scalar::relu(x), (const XTRACE_B& x),
                xsimd::select(x < XTRACE_B(T(0)), XTRACE_B(T(0)), x))
-XTRACE_NUMERIC(add, (T a, T b), static_cast<T>(a + b), (const XTRACE_B& a, const XTRACE_B& b),
-               a + b)
-XTRACE_NUMERIC(sub, (T a, T b), static_cast<T>(a - b), (const XTRACE_B& a, const XTRACE_B& b),
-               a - b)
-XTRACE_NUMERIC(mul, (T a, T b), static_cast<T>(a* b), (const XTRACE_B& a, const XTRACE_B& b), a* b)
-XTRACE_NUMERIC(minimum, (T a, T b), scalar::minimum(a, b), (const XTRACE_B& a, const XTRACE_B& b),
-               xsimd::select((a < b) | (a != a), a, b))
-XTRACE_NUMERIC(maximum, (T a, T b), scalar::maximum(a, b), (const XTRACE_B& a, const XTRACE_B& b),
-               xsimd::select((a > b) | (a != a), a, b))
-XTRACE_NUMERIC(clip, (T x, T lo, T hi), scalar::minimum(scalar::maximum(x, lo), hi),
+// Integer scalars wrap as the batch forms do (scalar::add/sub/mul).
+XTRACE_NUMERIC(square, is_float_v, (T x), scalar::mul(x, x), (const XTRACE_B& x), x* x)
+XTRACE_NUMERIC(mul, is_float_v, (T a, T b), scalar::mul(a, b),
+               (const XTRACE_B& a, const XTRACE_B& b), a* b)
+XTRACE_NUMERIC(add, is_number_v, (T a, T b), scalar::add(a, b),
+               (const XTRACE_B& a, const XTRACE_B& b), a + b)
+XTRACE_NUMERIC(sub, is_number_v, (T a, T b), scalar::sub(a, b),
+               (const XTRACE_B& a, const XTRACE_B& b), a - b)
+
+XTRACE_NUMERIC(minimum, is_number_v, (T a, T b), scalar::minimum(a, b),
+               (const XTRACE_B& a, const XTRACE_B& b), xsimd::select((a < b) | (a != a), a, b))
+XTRACE_NUMERIC(maximum, is_number_v, (T a, T b), scalar::maximum(a, b),
+               (const XTRACE_B& a, const XTRACE_B& b), xsimd::select((a > b) | (a != a), a, b))
+XTRACE_NUMERIC(clip, is_number_v, (T x, T lo, T hi), scalar::minimum(scalar::maximum(x, lo), hi),
                (const XTRACE_B& x, const XTRACE_B& lo, const XTRACE_B& hi),
                minimum{}(maximum{}(x, lo), hi))
 #undef XTRACE_NUMERIC
@@ -127,17 +136,14 @@ struct div {
     }
 };
 
-/// a ** b: batch form for floats.
+/// a ** b, element by element through std::pow: xsimd's batch pow departs from it at the edges
+/// (pow(0, -1) is 0, pow(-inf, 0.5) NaN), and every path must give the same answer.
 struct pow {
     template <class T>
-    static constexpr bool simd = is_float_v<T>;
+    static constexpr bool simd = false;
     template <class T>
     T operator()(T a, T b) const {
         return scalar::pow(a, b);
-    }
-    template <class T, class A>
-    XTRACE_B operator()(const XTRACE_B& a, const XTRACE_B& b) const {
-        return xsimd::pow(a, b);
     }
 };
 #undef XTRACE_B

@@ -5,6 +5,7 @@
 // widths, and a 4 x (2 widths) register tile of C accumulates over k with fused multiply-adds;
 // edges are padded in the panel and trimmed when stored. Integers: a plain loop.
 
+#include "../core/scalar_ops.hpp"
 #include "../ext/xsimd.hpp"
 
 #include <algorithm>
@@ -68,7 +69,7 @@ void matmul_kernel(const std::byte* a_bytes, std::int64_t ar, std::int64_t ac,
             for (std::int64_t j = 0; j < n; ++j) {
                 T sum = 0;
                 for (std::int64_t p = 0; p < k; ++p)
-                    sum = static_cast<T>(sum + a[i * ar + p * ac] * b[p * br + j * bc]);
+                    sum = scalar::add(sum, scalar::mul(a[i * ar + p * ac], b[p * br + j * bc]));
                 c[i * n + j] = sum;
             }
     }

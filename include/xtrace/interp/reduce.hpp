@@ -24,6 +24,8 @@ namespace detail {
 template <class Op, class T>
 struct reducer {
     static constexpr op_kind k = Op::kind;
+    /// Whether combine has a batch form for T.
+    static constexpr bool simd = k == op_kind::prod ? fn::mul::simd<T> : fn::add::simd<T>;
     static constexpr T identity() {
         if constexpr (k == op_kind::prod)
             return T(1);
@@ -64,7 +66,7 @@ template <class R, class T>
 T reduce_run(const T* p, std::size_t n) {
     T acc = R::identity();
     std::size_t i = 0;
-    if constexpr (fn::add::simd<T>) {
+    if constexpr (R::simd) {
         using B = simd::batch<T>;
         constexpr std::size_t w = B::size;
         if (n >= 4 * w) {
@@ -189,7 +191,7 @@ void accumulate_columns(const std::byte* block, std::size_t start, std::size_t n
         const std::size_t col = (start + i) % results;
         const std::size_t len = std::min(n - i, results - col);
         std::size_t j = 0;
-        if constexpr (fn::add::simd<T>) {
+        if constexpr (R::simd) {
             using B = simd::batch<T>;
             for (; j + B::size <= len; j += B::size)
                 R::combine(B::load_unaligned(a + col + j), B::load_unaligned(p + i + j))
