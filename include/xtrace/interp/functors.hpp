@@ -8,6 +8,7 @@
 #include "../ext/xsimd.hpp"
 
 #include <cmath>
+#include <limits>
 #include <type_traits>
 
 namespace xtrace::interp::fn {
@@ -18,6 +19,19 @@ template <class T>
 inline constexpr bool is_number_v = std::is_arithmetic_v<T> && !std::is_same_v<T, bool>;
 
 #define XTRACE_B xsimd::batch<T, A>
+
+/// log of a batch. xsimd's log reads a subnormal input's exponent as the smallest one (log of
+/// 1e-323 comes out -746.5, not -743.7), so those lanes are scaled into the normal range first.
+template <class T, class A>
+XTRACE_B log_batch(const XTRACE_B& x) {
+    constexpr int shift = std::numeric_limits<T>::digits;
+    const auto tiny = x < XTRACE_B(std::numeric_limits<T>::min());
+    if (!xsimd::any(tiny))
+        return xsimd::log(x);
+    const XTRACE_B scaled = xsimd::select(tiny, x * XTRACE_B(std::ldexp(T(1), shift)), x);
+    const T ln2 = T(0.693147180559945309417232121458176568L);
+    return xsimd::log(scaled) - xsimd::select(tiny, XTRACE_B(T(shift) * ln2), XTRACE_B(T(0)));
+}
 
 // Floating-point only: batch form through xsimd, scalar through <cmath>.
 #define XTRACE_FLOAT_UNARY(name, scalar_expr, batch_expr)                                          \
@@ -35,7 +49,7 @@ inline constexpr bool is_number_v = std::is_arithmetic_v<T> && !std::is_same_v<T
     };
 
 XTRACE_FLOAT_UNARY(exp, std::exp(x), xsimd::exp(x))
-XTRACE_FLOAT_UNARY(log, std::log(x), xsimd::log(x))
+XTRACE_FLOAT_UNARY(log, std::log(x), log_batch(x))
 XTRACE_FLOAT_UNARY(sqrt, std::sqrt(x), xsimd::sqrt(x))
 XTRACE_FLOAT_UNARY(rsqrt, T(1) / std::sqrt(x), XTRACE_B(T(1)) / xsimd::sqrt(x))
 XTRACE_FLOAT_UNARY(sin, std::sin(x), xsimd::sin(x))

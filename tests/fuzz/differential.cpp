@@ -1,0 +1,399 @@
+// The random-program differential tester. Each program runs as a traced function (with and
+// without static fusion, on contiguous arguments and again, from the cache, on strided and
+// transposed ones) and eagerly on xtensor; the results must agree: bit for bit where every
+// path computes exactly (integers, bools, comparisons, IEEE-exact float ops), within a loose
+// tolerance where the paths may round differently (transcendentals, float sums), and with the
+// same exception where one throws. A mismatch prints the seed and the program, minimised, as
+// C++ ready to paste into a regression test.
+//
+// XTRACE_FUZZ_SECONDS (default 30) bounds the run, XTRACE_FUZZ_PROGRAMS the count, and
+// XTRACE_FUZZ_SEED (default 1) picks the programs.
+
+#include "interpret.hpp"
+
+#include <chrono>
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <iomanip>
+#include <iostream>
+#include <limits>
+#include <sstream>
+#include <typeinfo>
+
+namespace xtrace::fuzz {
+namespace {
+
+template <class T>
+using adaptor_t = decltype(xt::adapt(static_cast<T*>(nullptr), std::size_t(0), xt::no_ownership(),
+                                     std::vector<std::size_t>{}, std::vector<std::ptrdiff_t>{}));
+
+/// An input's values and the memory the caller passes it in.
+template <class T>
+struct input {
+    xt::xarray<T> values;
+    xt::uvector<T> storage; // not std::vector, whose bool form has no data()
+    std::vector<std::size_t> shape;
+    std::vector<std::ptrdiff_t> strides;
+
+    void lay_out(layout how) {
+        shape.assign(values.shape().begin(), values.shape().end());
+        const std::size_t rank = shape.size();
+        strides.assign(rank, 0);
+        std::ptrdiff_t step = how == layout::strided ? 2 : 1;
+        if (how == layout::transposed)
+            for (std::size_t d = 0; d < rank; step *= static_cast<std::ptrdiff_t>(shape[d++]))
+                strides[d] = step;
+        else
+            for (std::size_t d = rank; d-- > 0; step *= static_cast<std::ptrdiff_t>(shape[d]))
+                strides[d] = step;
+        storage = xt::uvector<T>(2 * values.size() + 1, T{});
+        std::vector<std::size_t> index(rank, 0);
+        for (std::size_t k = 0; k < values.size(); ++k) {
+            std::ptrdiff_t offset = 0;
+            for (std::size_t d = 0; d < rank; ++d)
+                offset += static_cast<std::ptrdiff_t>(index[d]) * strides[d];
+            storage[static_cast<std::size_t>(offset)] = values.data()[k];
+            for (std::size_t d = rank; d-- > 0;) {
+                if (++index[d] < shape[d])
+                    break;
+                index[d] = 0;
+            }
+        }
+    }
+
+    adaptor_t<T> view() {
+        // xtensor sizes an adaptor's buffer by its element count whatever its strides; the
+        // memory behind it is larger for strided layouts.
+        return xt::adapt(storage.data(), values.size(), xt::no_ownership(), shape, strides);
+    }
+};
+
+template <class T>
+T random_value(std::mt19937_64& rng) {
+    const int pick = std::uniform_int_distribution<int>(0, 99)(rng);
+    if constexpr (std::is_same_v<T, bool>) {
+        return pick < 50;
+    } else if constexpr (std::is_integral_v<T>) {
+        if (pick < 3)
+            return std::numeric_limits<T>::min();
+        if (pick < 6)
+            return std::numeric_limits<T>::max();
+        return static_cast<T>(std::uniform_int_distribution<int>(-5, 5)(rng));
+    } else {
+        constexpr T inf = std::numeric_limits<T>::infinity();
+        switch (pick) {
+        case 0:
+            return std::numeric_limits<T>::quiet_NaN();
+        case 1:
+            return inf;
+        case 2:
+            return -inf;
+        case 3:
+        case 4:
+            return T(-0.0);
+        case 5:
+            return std::numeric_limits<T>::denorm_min() * T(3);
+        case 6:
+            return std::numeric_limits<T>::max() / T(4);
+        default:
+            break;
+        }
+        if (pick < 40) // few distinct values, so that comparisons meet ties
+            return static_cast<T>(std::uniform_int_distribution<int>(-6, 6)(rng)) / T(2);
+        return static_cast<T>(std::uniform_real_distribution<double>(-4, 4)(rng));
+    }
+}
+
+template <class T>
+xt::xarray<T> random_values(std::mt19937_64& rng, const dims& shape) {
+    auto a = xt::xarray<T>::from_shape(std::vector<std::size_t>(shape.begin(), shape.end()));
+    for (auto& v : a)
+        v = random_value<T>(rng);
+    return a;
+}
+
+template <class T>
+std::string literal(T v) {
+    std::ostringstream os;
+    if constexpr (std::is_same_v<T, bool>) {
+        os << (v ? "true" : "false");
+    } else if constexpr (std::is_integral_v<T>) {
+        if (v == std::numeric_limits<T>::min())
+            os << "std::numeric_limits<" << (sizeof(T) == 4 ? "std::int32_t" : "std::int64_t")
+               << ">::min()";
+        else
+            os << v;
+    } else {
+        const char* suffix = std::is_same_v<T, float> ? "f" : "";
+        if (std::isnan(v))
+            os << "NAN";
+        else if (std::isinf(v))
+            os << (v < 0 ? "-INFINITY" : "INFINITY");
+        else if (v == 0 && std::signbit(v))
+            os << "-0.0" << suffix;
+        else
+            os << std::setprecision(std::numeric_limits<T>::max_digits10) << std::showpoint << v
+               << suffix;
+    }
+    return os.str();
+}
+
+template <class T>
+std::string text_of(const xt::xarray<T>& a) {
+    std::string type = std::is_same_v<T, float>          ? "float"
+                       : std::is_same_v<T, double>       ? "double"
+                       : std::is_same_v<T, std::int32_t> ? "std::int32_t"
+                       : std::is_same_v<T, std::int64_t> ? "std::int64_t"
+                                                         : "bool";
+    std::string out = "xt::adapt(std::vector<" + type + ">{";
+    for (std::size_t i = 0; i < a.size(); ++i)
+        out += (i ? ", " : "") + literal<T>(a.data()[i]);
+    out += "}, std::vector<std::size_t>{";
+    for (std::size_t d = 0; d < a.dimension(); ++d)
+        out += (d ? ", " : "") + std::to_string(a.shape()[d]);
+    return out + "})";
+}
+
+/// The inputs of one program: values drawn from `seed` for the program's shapes.
+struct inputs {
+    input<float> x0, x1;
+    input<double> x2;
+    input<std::int32_t> x3;
+    input<std::int64_t> x4;
+    input<bool> x5;
+
+    inputs(const program& p, std::uint64_t seed) {
+        std::mt19937_64 rng(seed);
+        x0.values = random_values<float>(rng, p.input_shapes[0]);
+        x1.values = random_values<float>(rng, p.input_shapes[1]);
+        x2.values = random_values<double>(rng, p.input_shapes[2]);
+        x3.values = random_values<std::int32_t>(rng, p.input_shapes[3]);
+        x4.values = random_values<std::int64_t>(rng, p.input_shapes[4]);
+        x5.values = random_values<bool>(rng, p.input_shapes[5]);
+    }
+
+    void lay_out(std::mt19937_64& rng) {
+        auto pick = [&] {
+            return static_cast<layout>(std::uniform_int_distribution<int>(0, 2)(rng));
+        };
+        x0.lay_out(pick());
+        x1.lay_out(pick());
+        x2.lay_out(pick());
+        x3.lay_out(pick());
+        x4.lay_out(pick());
+        x5.lay_out(pick());
+    }
+
+    void contiguous() {
+        for (auto* in : {&x0, &x1})
+            in->lay_out(layout::contiguous);
+        x2.lay_out(layout::contiguous);
+        x3.lay_out(layout::contiguous);
+        x4.lay_out(layout::contiguous);
+        x5.lay_out(layout::contiguous);
+    }
+
+    std::vector<std::string> text() const {
+        return {text_of(x0.values), text_of(x1.values), text_of(x2.values),
+                text_of(x3.values), text_of(x4.values), text_of(x5.values)};
+    }
+};
+
+using function_type = decltype(xtrace::function(lambda_of(std::declval<const program&>()), {}));
+using result = decltype(std::declval<function_type&>()(
+    std::declval<adaptor_t<float>>(), std::declval<adaptor_t<float>>(),
+    std::declval<adaptor_t<double>>(), std::declval<adaptor_t<std::int32_t>>(),
+    std::declval<adaptor_t<std::int64_t>>(), std::declval<adaptor_t<bool>>()));
+
+/// One path's outcome: the results, or the exception it threw.
+struct outcome {
+    std::optional<result> values;
+    std::string error_type, error;
+};
+
+template <class F>
+outcome attempt(F&& call) {
+    outcome o;
+    try {
+        o.values = call();
+    } catch (const std::logic_error& e) {
+        throw; // the tester's own mistake
+    } catch (const std::exception& e) {
+        o.error_type = typeid(e).name();
+        o.error = e.what();
+    }
+    return o;
+}
+
+template <class T>
+bool same_bits(T x, T y) {
+    return std::memcmp(&x, &y, sizeof x) == 0;
+}
+
+// Element k of output slot `slot` agrees; `how` is the value's accuracy.
+template <class T>
+bool agree(T x, T y, const value_info& how) {
+    if constexpr (std::is_floating_point_v<T>) {
+        if (std::isnan(x) || std::isnan(y))
+            return (std::isnan(x) && std::isnan(y)) || !how.exact;
+        if (how.exact)
+            return how.zero_sign ? same_bits(x, y) : x == y;
+        if (!std::isfinite(x) || !std::isfinite(y) || std::abs(x) > T(1e20) ||
+            std::abs(y) > T(1e20))
+            return true; // overflow may come a step earlier or later when rounding differs
+        const double tol = std::is_same_v<T, float> || how.single ? 2e-3 : 1e-8;
+        return std::abs(double(x) - double(y)) <=
+               tol * (1 + std::max(std::abs(double(x)), std::abs(double(y))));
+    } else {
+        return x == y;
+    }
+}
+
+/// Where two outcomes differ, in words, or "" when they agree.
+std::string compare(const outcome& a, const outcome& b, const std::vector<value_info>& info,
+                    const std::vector<int>& slots) {
+    if (!a.values || !b.values) {
+        if (!a.values && !b.values && a.error_type == b.error_type)
+            return "";
+        return "one path threw and the other did not, or threw another type: '" + a.error +
+               "' vs '" + b.error + "'";
+    }
+    std::string why;
+    auto check = [&]<std::size_t K>(std::integral_constant<std::size_t, K>) {
+        if (!why.empty())
+            return;
+        const auto& x = std::get<K>(*a.values);
+        const auto& y = std::get<K>(*b.values);
+        const int v = slots[K];
+        std::ostringstream os;
+        if (x.shape() != y.shape()) {
+            os << "output " << K << " (value " << v << "): shapes differ";
+            why = os.str();
+            return;
+        }
+        const value_info& how = info[static_cast<std::size_t>(v)];
+        for (std::size_t i = 0; i < x.size() && how.checked; ++i)
+            if (!agree(x.data()[i], y.data()[i], how)) {
+                os << "output " << K << " (value " << v << "), element " << i << ": "
+                   << literal(x.data()[i]) << " vs " << literal(y.data()[i]);
+                why = os.str();
+                return;
+            }
+    };
+    [&]<std::size_t... K>(std::index_sequence<K...>) {
+        (check(std::integral_constant<std::size_t, K>{}), ...);
+    }
+    (std::make_index_sequence<std::tuple_size_v<result>>{});
+    return why;
+}
+
+/// Programs whose eager run threw (and every other path threw alike): reported, since a
+/// generator that writes only failing programs would test nothing.
+std::uint64_t& eager_errors() {
+    static std::uint64_t n = 0;
+    return n;
+}
+
+/// Runs program p on every path; returns what differs, or "".
+std::string check(const program& p, std::uint64_t seed) {
+    const auto info = infer(p);
+    if (!info)
+        return "";
+    const auto slots = returned_values(p, *info);
+    inputs in(p, seed);
+    in.contiguous();
+    auto call = [&](auto& f) {
+        return f(in.x0.view(), in.x1.view(), in.x2.view(), in.x3.view(), in.x4.view(),
+                 in.x5.view());
+    };
+    options quiet;
+    quiet.on_warning = [](std::string_view) {};
+    auto fused = xtrace::function(lambda_of(p), quiet);
+    options plain = quiet;
+    plain.static_fusion = false;
+    auto interpreted = xtrace::function(lambda_of(p), plain);
+
+    run_functions_eagerly(true);
+    const outcome eager = attempt([&] { return call(fused); });
+    run_functions_eagerly(false);
+    const outcome traced = attempt([&] { return call(fused); });
+    const outcome plain_run = attempt([&] { return call(interpreted); });
+    std::mt19937_64 rng(seed ^ 0x5eed);
+    in.lay_out(rng);
+    const outcome strided = attempt([&] { return call(fused); });
+
+    if (!eager.values) {
+        ++eager_errors();
+        if (std::getenv("XTRACE_FUZZ_VERBOSE"))
+            std::cout << "every path threw: " << eager.error << "\n";
+    }
+    for (auto [name, o] : {std::pair{"traced", &traced}, std::pair{"interpreted", &plain_run},
+                           std::pair{"traced on strided arguments", &strided}}) {
+        const std::string why = compare(*o, eager, *info, slots);
+        if (!why.empty())
+            return std::string(name) + " vs eager: " + why;
+    }
+    return "";
+}
+
+// Smaller programs that still fail, until none is found.
+program minimise(program p, std::uint64_t seed) {
+    for (int budget = 400; budget > 0;) {
+        bool smaller = false;
+        for (const program& q : shrink_candidates(p)) {
+            if (--budget <= 0)
+                break;
+            if (infer(q) && !check(q, seed).empty()) {
+                p = q;
+                smaller = true;
+                break;
+            }
+        }
+        if (!smaller)
+            break;
+    }
+    return p;
+}
+
+std::uint64_t env(const char* name, std::uint64_t fallback) {
+    const char* v = std::getenv(name);
+    return v && *v ? std::strtoull(v, nullptr, 10) : fallback;
+}
+
+} // namespace
+} // namespace xtrace::fuzz
+
+int main() {
+    using namespace xtrace::fuzz;
+    const std::uint64_t seed = env("XTRACE_FUZZ_SEED", 1);
+    const std::uint64_t seconds = env("XTRACE_FUZZ_SECONDS", 30);
+    const std::uint64_t limit =
+        env("XTRACE_FUZZ_PROGRAMS", std::numeric_limits<std::uint64_t>::max());
+    std::cout << "differential tester: seed " << seed << ", " << seconds << " s budget\n";
+    const auto start = std::chrono::steady_clock::now();
+    std::uint64_t programs = 0, failures = 0;
+    for (std::uint64_t i = 0; i < limit; ++i) {
+        if (std::chrono::steady_clock::now() - start > std::chrono::seconds(seconds))
+            break;
+        const std::uint64_t s = seed * 1000003 + i;
+        std::mt19937_64 rng(s);
+        const program p = generate(rng, std::uniform_int_distribution<std::size_t>(2, 14)(rng));
+        ++programs;
+        const std::string why = check(p, s);
+        if (why.empty())
+            continue;
+        ++failures;
+        const program small = minimise(p, s);
+        inputs in(small, s);
+        std::cout << "MISMATCH, program seed " << s << ": " << check(small, s) << "\n"
+                  << "(first seen as: " << why << ")\n"
+                  << to_cpp(small, in.text()) << "\n";
+        if (failures >= 5)
+            break;
+    }
+    std::cout << programs << " programs, " << failures << " mismatches, " << eager_errors()
+              << " threw on every path\n";
+    std::cout << (programs - failures) << " passed, " << failures << " failed\n";
+    return failures == 0 ? 0 : 1;
+}
