@@ -1,7 +1,9 @@
 #ifndef XTRACE_CORE_SPEC_HPP
 #define XTRACE_CORE_SPEC_HPP
 
+#include "../config.hpp"
 #include "dtype.hpp"
+#include "error.hpp"
 #include "shape.hpp"
 
 #include <string>
@@ -27,9 +29,19 @@ struct typed_spec : tensor_spec {
     using value_type = T; ///< element type
 };
 
-/// A tensor_spec for element type T: `xtrace::spec<float>({-1, 3})`.
+/// A tensor_spec for element type T: `xtrace::spec<float>({-1, 3})`. Throws signature_error
+/// for a dim below -1 or a rank above XTRACE_MAX_RANK.
 template <supported_element T>
 typed_spec<T> spec(shape_t dims = {}) {
+    if (dims.size() > XTRACE_MAX_RANK)
+        throw signature_error("xtrace::spec: rank " + std::to_string(dims.size()) +
+                              " is more than xtrace supports (" + std::to_string(XTRACE_MAX_RANK) +
+                              ")");
+    for (std::size_t d = 0; d < dims.size(); ++d)
+        if (dims[d] < unknown_dim)
+            throw signature_error("xtrace::spec: dim " + std::to_string(d) + " of " +
+                                  shape_string(dims) +
+                                  " is negative; a dim is a size >= 0, or -1 for unknown");
     return typed_spec<T>{tensor_spec{dtype_of_v<T>, std::move(dims)}};
 }
 

@@ -168,6 +168,10 @@ record_elementwise(op_kind op, dtype operand, dtype type,
                    std::span<const detail::symbolic_base* const> operands,
                    const graph::kernel_set* kernels);
 
+/// The kernels of elementwise `op` on dtype `type` (both operands and the result), compiled
+/// with the runtime: what typed code records when the runtime is compiled separately.
+XTRACE_DECL const graph::kernel_set* runtime_kernels(op_kind op, dtype type);
+
 /// Records `Op(children...)` in their trace and returns its typed handle.
 template <class Op, class... Children>
 node<Op, Children...> make_node(const Children&... children) {
@@ -253,6 +257,12 @@ target_trace_of(std::span<const detail::symbolic_base* const> operands) {
         return current->shared_from_this();
     return operands[0]->builder();
 }
+
+#if defined(XTRACE_SEPARATE_COMPILATION)
+XTRACE_DECL const graph::kernel_set* runtime_kernels(op_kind op, dtype type) {
+    return interp::kernels_for(op, type, type);
+}
+#endif
 
 XTRACE_DECL detail::recorded
 record_elementwise(op_kind op, [[maybe_unused]] dtype operand, dtype type,

@@ -24,6 +24,7 @@
 #include <shared_mutex>
 #include <span>
 #include <string>
+#include <thread>
 #include <type_traits>
 #include <typeinfo>
 #include <unordered_map>
@@ -174,9 +175,24 @@ private:
     // The retracing warning: 5 of the last 10 calls traced, said at most twice per function.
     void note_trace(std::uint64_t call, const std::string& reason);
 
+    // Holds trace_mutex_ for one miss at a time; a miss from the thread that is tracing (the
+    // lambda calling its own function on a new signature) would wait for itself forever, so it
+    // throws tracing_error instead.
+    class serial_trace {
+    public:
+        explicit serial_trace(trace_cache& c);
+        serial_trace(const serial_trace&) = delete;
+        serial_trace& operator=(const serial_trace&) = delete;
+        ~serial_trace();
+
+    private:
+        trace_cache& c_;
+    };
+
     options opts_;
-    mutable std::shared_mutex mutex_; // traces_, bindings_, reasons_, tracing_count_
-    std::mutex trace_mutex_;          // one miss at a time
+    mutable std::shared_mutex mutex_;               // traces_, bindings_, reasons_, tracing_count_
+    std::mutex trace_mutex_;                        // one miss at a time
+    std::atomic<std::thread::id> tracing_thread_{}; // who holds trace_mutex_
     std::vector<std::shared_ptr<trace_entry>> traces_;
     std::unordered_multimap<std::size_t, std::shared_ptr<binding>> bindings_;
     std::atomic<binding*> last_hit_{nullptr};
@@ -206,6 +222,19 @@ XTRACE_DECL std::shared_ptr<trace_entry> finish_trace(trace::builder& b, const s
 #if XTRACE_DEFINE_RUNTIME
 
 XTRACE_DECL std::shared_ptr<trace_cache> make_trace_cache(options o) {
+    if (o.input_signature)
+        for (std::size_t i = 0; i < o.input_signature->size(); ++i) {
+            const shape_t& dims = (*o.input_signature)[i].dims;
+            const bool bad_dim =
+                std::any_of(dims.begin(), dims.end(), [](dim_t d) { return d < unknown_dim; });
+            if (bad_dim || dims.size() > XTRACE_MAX_RANK)
+                throw signature_error((o.name.empty() ? "xtrace::function" : o.name) +
+                                      ": input_signature entry " + std::to_string(i) + " " +
+                                      shape_string(dims) +
+                                      (bad_dim ? " has a negative dim; a dim is a size >= 0, "
+                                                 "or -1 for unknown"
+                                               : " has more dims than xtrace supports"));
+        }
     return std::make_shared<trace_cache>(std::move(o));
 }
 
@@ -227,6 +256,22 @@ XTRACE_DECL std::shared_ptr<trace_entry> finish_trace(trace::builder& b, const s
     for (auto id : entry->g.outputs)
         entry->outputs.push_back(tensor_spec{entry->g[id].type, entry->g[id].shape});
     return entry;
+}
+
+XTRACE_DECL trace_cache::serial_trace::serial_trace(trace_cache& c) : c_(c) {
+    if (c.tracing_thread_.load(std::memory_order_acquire) == std::this_thread::get_id())
+        throw tracing_error(c.who() +
+                            ": the function was called with a new signature (or its cache "
+                            "cleared) from inside its own lambda while that lambda was being "
+                            "traced; a function cannot trace itself recursively. Call it on the "
+                            "lambda's symbolic tensors to inline it, or from outside the lambda");
+    c.trace_mutex_.lock();
+    c.tracing_thread_.store(std::this_thread::get_id(), std::memory_order_release);
+}
+
+XTRACE_DECL trace_cache::serial_trace::~serial_trace() {
+    c_.tracing_thread_.store(std::thread::id{}, std::memory_order_release);
+    c_.trace_mutex_.unlock();
 }
 
 XTRACE_DECL bool trace_cache::find(std::span<const std::int64_t> key,
@@ -252,7 +297,7 @@ XTRACE_DECL resolved trace_cache::miss(const signature& call, std::span<const st
                                        std::span<const static_ref> statics,
                                        const std::vector<static_value>& values,
                                        const tracer& trace) {
-    std::lock_guard serial(trace_mutex_);
+    const serial_trace serial(*this);
     {
         std::shared_lock lock(mutex_);
         if (binding* b = lookup(key, statics)) {
@@ -303,7 +348,7 @@ XTRACE_DECL resolved trace_cache::miss(const signature& call, std::span<const st
 
 XTRACE_DECL std::shared_ptr<trace_entry> trace_cache::trace_exact(const signature& sig,
                                                                   const tracer& trace) {
-    std::lock_guard serial(trace_mutex_);
+    const serial_trace serial(*this);
     {
         std::shared_lock lock(mutex_);
         for (const auto& t : traces_)
@@ -343,7 +388,7 @@ XTRACE_DECL std::size_t trace_cache::size() const {
 }
 
 XTRACE_DECL void trace_cache::clear() {
-    std::lock_guard serial(trace_mutex_);
+    const serial_trace serial(*this);
     std::unique_lock lock(mutex_);
     last_hit_.store(nullptr);
     bindings_.clear();

@@ -6,6 +6,8 @@
 
 #include <concepts>
 #include <cstddef>
+#include <cstdint>
+#include <cstring>
 #include <functional>
 #include <memory>
 #include <sstream>
@@ -26,10 +28,25 @@ concept std_hashable = requires(const T& v) {
     { std::hash<T>{}(v) } -> std::convertible_to<std::size_t>;
 };
 
+/// Whether two static values are the same key. Floating-point values compare by their bits, as
+/// Python's float keys do by identity: a NaN argument finds its own trace again (NaN != NaN would
+/// add a trace per call), and -0.0 gets a trace apart from 0.0 (a lambda may tell them apart).
+template <class T, class U>
+bool same_key(const T& a, const U& b) {
+    if constexpr (std::is_floating_point_v<T> && std::is_same_v<T, U>)
+        return std::memcmp(&a, &b, sizeof a) == 0;
+    else
+        return a == b;
+}
+
 /// Hash of a static argument's value (0 for types std::hash does not know: == still decides).
 template <class T>
 std::size_t static_hash(const T& v) {
-    if constexpr (std_hashable<T>)
+    if constexpr (std::is_floating_point_v<T>) {
+        std::uint64_t bits = 0;
+        std::memcpy(&bits, &v, sizeof v);
+        return std::hash<std::uint64_t>{}(bits);
+    } else if constexpr (std_hashable<T>)
         return std::hash<T>{}(v);
     else
         return 0;
@@ -69,7 +86,7 @@ public:
         s.value_ = std::make_shared<const T>(v);
         s.type_ = &typeid(T);
         s.equals_ = [](const void* a, const void* b) {
-            return *static_cast<const T*>(a) == *static_cast<const T*>(b);
+            return same_key(*static_cast<const T*>(a), *static_cast<const T*>(b));
         };
         s.text_ = [](const void* p) -> std::string {
             const T& x = *static_cast<const T*>(p);
@@ -92,7 +109,7 @@ public:
     /// True when this holds a Stored equal to v.
     template <class Stored, class U>
     bool matches(const U& v) const {
-        return *type_ == typeid(Stored) && *static_cast<const Stored*>(value_.get()) == v;
+        return *type_ == typeid(Stored) && same_key(*static_cast<const Stored*>(value_.get()), v);
     }
 
     /// True when both hold equal values of one type.

@@ -105,14 +105,19 @@ std::shared_ptr<trace_entry> trace_lambda(const F& fn, const signature& target, 
         }
     };
     const trace::scope tracing(*b);
-    [&]<std::size_t... I>(std::index_sequence<I...>) {
-        // Braced initialisation: arguments become graph args in call order.
-        std::tuple<symbolic_param_t<I, Args>...> params{
-            param(std::integral_constant<std::size_t, I>{}, args)...};
-        const Traced out = std::apply(fn, params);
-        mark_outputs(out, *b);
+    try {
+        [&]<std::size_t... I>(std::index_sequence<I...>) {
+            // Braced initialisation: arguments become graph args in call order.
+            std::tuple<symbolic_param_t<I, Args>...> params{
+                param(std::integral_constant<std::size_t, I>{}, args)...};
+            const Traced out = std::apply(fn, params);
+            mark_outputs(out, *b);
+        }
+        (std::index_sequence_for<Args...>{});
+    } catch (...) {
+        b->abandon(); // symbolic tensors the lambda kept are now known to be dead
+        throw;
     }
-    (std::index_sequence_for<Args...>{});
     interp::static_fusion::kernel_fn fused = nullptr;
     if constexpr (outputs_of<Traced>::single)
         if (static_fusion)

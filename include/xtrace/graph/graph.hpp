@@ -83,9 +83,11 @@ struct node {
     shape_t shape;                  ///< result shape as known at trace time (-1 unknown)
     std::int64_t index = 0;         ///< arg: position of the argument in the call
     double fvalue = 0;              ///< constant of a floating dtype
-    std::int64_t ivalue = 0;        ///< constant of an integer or bool dtype
+    std::int64_t ivalue = 0;        ///< constant of an integer or bool dtype; while_loop: the
+                                    ///< most iterations (-1: no bound)
     /// Elementwise ops: the kernels chosen from the expression type when traced, so that a
-    /// program compiles only the kernels its graphs use.
+    /// program compiles only the kernels its graphs use. assign_variable: when set, the update
+    /// (add or sub) applied to the variable and the value under the variable's lock.
     const kernel_set* kernels = nullptr;
     /// Reductions: the reduced dims, sorted. transpose: the permutation. expand_dims, squeeze:
     /// the axis. reshape, broadcast_to: the requested dims.

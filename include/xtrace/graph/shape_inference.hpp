@@ -16,6 +16,14 @@
 
 namespace xtrace::graph {
 
+/// Most elements one tensor may have (2^56): its bytes, and any offset into it, then fit a
+/// size_t and an int64 with room to spare.
+inline constexpr std::int64_t max_elements = std::int64_t(1) << 56;
+
+/// `s` if a tensor of that shape can exist (rank at most XTRACE_MAX_RANK, at most max_elements
+/// elements counting its known dims); else throws shape_error naming `op` and the shape.
+XTRACE_DECL shape_t check_size(op_kind op, shape_t s);
+
 /// Broadcast shape of an elementwise op's operands; throws shape_error naming op and shapes.
 XTRACE_DECL shape_t broadcast_operands(op_kind op, std::span<const shape_t* const> operands);
 
@@ -56,6 +64,25 @@ XTRACE_DECL shape_t shape_op_result(op_kind op, const shape_t& in,
 
 namespace xtrace::graph {
 
+XTRACE_DECL shape_t check_size(op_kind op, shape_t s) {
+    if (s.size() > XTRACE_MAX_RANK)
+        detail::shape_op_error(op, "the result would have rank " + std::to_string(s.size()) +
+                                       "; the most xtrace supports is " +
+                                       std::to_string(XTRACE_MAX_RANK));
+    std::int64_t n = 1;
+    bool overflow = false;
+    for (dim_t d : s) {
+        if (d == 0)
+            return s; // no elements, whatever the other dims
+        if (d > 0)
+            overflow = overflow || __builtin_mul_overflow(n, d, &n) || n > max_elements;
+    }
+    if (overflow)
+        detail::shape_op_error(op, "the result " + shape_string(s) +
+                                       " would have more than 2^56 elements");
+    return s;
+}
+
 XTRACE_DECL shape_t broadcast_operands(op_kind op, std::span<const shape_t* const> operands) {
     shape_t out;
     for (std::size_t i = 0; i < operands.size(); ++i) {
@@ -72,7 +99,7 @@ XTRACE_DECL shape_t broadcast_operands(op_kind op, std::span<const shape_t* cons
         }
         out = std::move(*b);
     }
-    return out;
+    return check_size(op, std::move(out));
 }
 
 XTRACE_DECL std::vector<std::int64_t> normalize_axes(op_kind op, const shape_t& shape,
@@ -139,7 +166,7 @@ XTRACE_DECL shape_t matmul_shape(const shape_t& a, const shape_t& b) {
     shape_t out = *batch;
     out.push_back(a[a.size() - 2]);
     out.push_back(b[b.size() - 1]);
-    return out;
+    return check_size(op_kind::matmul, std::move(out));
 }
 
 XTRACE_DECL std::vector<std::int64_t> normalize_shape_op(op_kind op, const shape_t& in,
@@ -170,6 +197,10 @@ XTRACE_DECL shape_t shape_op_result(op_kind op, const shape_t& in,
                                     const std::vector<std::int64_t>& a) {
     switch (op) {
     case op_kind::reshape: {
+        shape_t requested;
+        for (dim_t d : a)
+            requested.push_back(d == -1 ? 1 : d);
+        check_size(op, requested); // `known` below cannot overflow
         std::int64_t known = 1;
         std::ptrdiff_t open = -1;
         for (std::size_t i = 0; i < a.size(); ++i) {
@@ -185,7 +216,7 @@ XTRACE_DECL shape_t shape_op_result(op_kind op, const shape_t& in,
         }
         shape_t out = a;
         if (!is_fully_known(in))
-            return out; // bound with concrete dims later
+            return check_size(op, out); // bound with concrete dims later
         const std::int64_t n = num_elements(in);
         if (open >= 0 ? (known == 0 ? n != 0 : n % known != 0) : known != n)
             detail::shape_op_error(op, "cannot reshape " + shape_string(in) + " (" +
@@ -193,7 +224,7 @@ XTRACE_DECL shape_t shape_op_result(op_kind op, const shape_t& in,
                                            shape_string(a));
         if (open >= 0)
             out[static_cast<std::size_t>(open)] = known == 0 ? 0 : n / known;
-        return out;
+        return check_size(op, std::move(out));
     }
     case op_kind::transpose: {
         shape_t out(in.size());
@@ -204,7 +235,7 @@ XTRACE_DECL shape_t shape_op_result(op_kind op, const shape_t& in,
     case op_kind::expand_dims: {
         shape_t out = in;
         out.insert(out.begin() + a[0], 1);
-        return out;
+        return check_size(op, std::move(out));
     }
     case op_kind::squeeze: {
         const dim_t d = in[static_cast<std::size_t>(a[0])];
@@ -224,7 +255,7 @@ XTRACE_DECL shape_t shape_op_result(op_kind op, const shape_t& in,
         if (!fits)
             detail::shape_op_error(op, "cannot broadcast shape " + shape_string(in) + " to " +
                                            shape_string(a));
-        return shape_t(a.begin(), a.end());
+        return check_size(op, shape_t(a.begin(), a.end()));
     }
     default:
         return in;

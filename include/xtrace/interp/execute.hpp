@@ -429,7 +429,8 @@ private:
         }
         bool go = false;
         std::vector<void*> test_out{&go}, body_out(vars);
-        for (;;) {
+        const std::int64_t limit = n.ivalue;
+        for (std::int64_t iteration = 0; limit < 0 || iteration < limit; ++iteration) {
             executor(test, *c.bodies[0], body_inputs(test, n, cur.data()), test_out).run();
             if (!go)
                 break;
@@ -458,10 +459,21 @@ private:
         const auto count = static_cast<std::size_t>(num_elements(s));
         std::array<std::int64_t, XTRACE_MAX_RANK> own{};
         const std::int64_t* st = home_strides(src, own.data());
-        const std::lock_guard lock(n.var->mutex);
-        if (count > 0)
+        if (count == 0)
+            return;
+        if (!n.kernels) {
+            const std::lock_guard lock(n.var->mutex);
             gather(home_data(src), dtype_size(n.type), st, s.data(), s.size(), 0, count,
                    n.var->bytes.data());
+            return;
+        }
+        // assign_add / assign_sub: one read-modify-write under the lock, as tf's assign_add.
+        plan::scratch_scope scratch;
+        std::byte* value = scratch.allocate(count * dtype_size(n.type));
+        gather(home_data(src), dtype_size(n.type), st, s.data(), s.size(), 0, count, value);
+        const std::lock_guard lock(n.var->mutex);
+        const void* in[3] = {n.var->bytes.data(), value, nullptr};
+        n.kernels->plain(in, n.var->bytes.data(), count);
     }
 
     void run_reduction(graph::node_id id) {

@@ -9,18 +9,25 @@
 
 #include <cstdint>
 #include <limits>
+#include <string>
+#include <string_view>
 
 namespace xtrace {
 
 namespace detail {
 // max over `axis` kept as size 1, with infinite maxima replaced by 0 so that x - m stays
 // defined for rows of -inf (their result is then -inf or 0, as TensorFlow's).
+// `op` names the caller in the axis error (the max inside is an implementation detail).
 template <tensor_like X>
-auto stable_shift(const X& x, std::int64_t axis) {
+auto stable_shift(const X& x, std::int64_t axis, std::string_view op) {
     using T = value_of_t<X>;
     static_assert(std::is_floating_point_v<T>,
                   "xtrace::softmax / logsumexp need a floating-point tensor; convert with "
                   "xtrace::cast<float>(x)");
+    const auto rank = static_cast<std::int64_t>(x.rank());
+    if (axis < -rank || axis >= rank)
+        throw shape_error("xtrace::" + std::string(op) + ": axis " + std::to_string(axis) +
+                          " is out of range for shape " + shape_string(x.shape()));
     auto m = max(x, {axis}, keep_dims);
     return where(abs(m) == std::numeric_limits<T>::infinity(), T(0), m);
 }
@@ -29,14 +36,14 @@ auto stable_shift(const X& x, std::int64_t axis) {
 /// exp(x) / sum(exp(x)) along `axis` (default the last), computed without overflow.
 template <tensor_like X>
 auto softmax(const X& x, std::int64_t axis = -1) {
-    auto e = exp(x - detail::stable_shift(x, axis));
+    auto e = exp(x - detail::stable_shift(x, axis, "softmax"));
     return e / sum(e, {axis}, keep_dims);
 }
 
 /// log(sum(exp(x))) along `axis` (the axis is removed), computed without overflow.
 template <tensor_like X>
 auto logsumexp(const X& x, std::int64_t axis = -1) {
-    auto m = detail::stable_shift(x, axis);
+    auto m = detail::stable_shift(x, axis, "logsumexp");
     return log(sum(exp(x - m), {axis})) + sum(m, {axis});
 }
 

@@ -43,12 +43,8 @@ public:
 
     /// The value now (from plain code; inside a traced function use read()).
     xt::xarray<T> value() const {
-        auto v =
-            xt::xarray<T>::from_shape(std::vector<std::size_t>(s_->shape.begin(), s_->shape.end()));
         const std::lock_guard lock(s_->mutex);
-        if (v.size() > 0)
-            std::memcpy(v.data(), s_->bytes.data(), s_->bytes.size());
-        return v;
+        return value_locked();
     }
 
     /// The value when this point of the function runs, as a tensor: while tracing, a graph
@@ -101,15 +97,16 @@ public:
             assign_now(detail::to_eager(x).value());
         }
     }
-    /// assign(read() + x).
+    /// The value becomes value + x (x broadcast to its shape), read and written as one step:
+    /// concurrent calls lose no update, as tf.Variable.assign_add.
     template <class X>
     void assign_add(const X& x) {
-        assign(read() + x);
+        update<op::add>(x);
     }
-    /// assign(read() - x).
+    /// The value becomes value - x, as one step (see assign_add).
     template <class X>
     void assign_sub(const X& x) {
-        assign(read() - x);
+        update<op::sub>(x);
     }
 
     /// Shape, fixed at creation.
@@ -120,6 +117,53 @@ public:
     const std::string& name() const noexcept { return s_->name; }
 
 private:
+    template <class Op, class X>
+    void update(const X& x) {
+        static_assert(!std::is_same_v<T, bool>,
+                      "xtrace::variable: assign_add and assign_sub need a numeric variable");
+        bool traced = trace::current() != nullptr;
+        if constexpr (symbolic_tensor<X>)
+            traced = traced && !detail::is_deferred(x);
+        else
+            traced = traced && weak_scalar<X>;
+        if constexpr (symbolic_tensor<X> || weak_scalar<X>) {
+            if (traced) {
+                auto delta = broadcast_to(detail::lift<T, Op>(read(), x), s_->shape);
+#if defined(XTRACE_SEPARATE_COMPILATION)
+                const graph::kernel_set* kernels = expr::runtime_kernels(Op::kind, dtype_of_v<T>);
+#else
+                const graph::kernel_set* kernels = &interp::kernels_of<Op, T, T>;
+#endif
+                const auto t = expr::target_trace(delta);
+                t->add_assign_variable(s_, t->import(delta.builder().get(), delta.id()), kernels);
+                return;
+            }
+        }
+        xt::xarray<T> delta;
+        if constexpr (weak_scalar<X>)
+            delta = xt::xarray<T>(detail::scalar_as<T>(x, "variable::assign_add"));
+        else if constexpr (xt::is_xexpression<X>::value)
+            delta = xt::xarray<T>(x);
+        else
+            delta = detail::to_eager(x).value();
+        const std::lock_guard lock(s_->mutex);
+        xt::xarray<T> now = value_locked();
+        xt::xarray<T> next = xt::broadcast(delta, now.shape());
+        next = xt::vectorize([](T a, T d) {
+            return Op::kind == op_kind::add ? scalar::add(a, d) : scalar::sub(a, d);
+        })(now, next);
+        if (next.size() > 0)
+            std::memcpy(s_->bytes.data(), next.data(), s_->bytes.size());
+    }
+
+    xt::xarray<T> value_locked() const { // the caller holds s_->mutex
+        auto v =
+            xt::xarray<T>::from_shape(std::vector<std::size_t>(s_->shape.begin(), s_->shape.end()));
+        if (v.size() > 0)
+            std::memcpy(v.data(), s_->bytes.data(), s_->bytes.size());
+        return v;
+    }
+
     void assign_now(const xt::xarray<T>& v) {
         const shape_t got(v.shape().begin(), v.shape().end());
         if (got != s_->shape)

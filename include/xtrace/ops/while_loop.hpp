@@ -97,9 +97,9 @@ constexpr bool traceable_loop() {
 }
 
 template <class C, class B, class... Xs>
-auto run_loop(C& cond_fn, B& body_fn, const Xs&... init) {
+auto run_loop(std::int64_t limit, C& cond_fn, B& body_fn, const Xs&... init) {
     std::tuple<loop_var_t<Xs>...> vars(to_loop_var<loop_var_t<Xs>>(init)...);
-    for (;;) {
+    for (std::int64_t iteration = 0; limit < 0 || iteration < limit; ++iteration) {
         const auto p = to_eager(std::apply(cond_fn, vars));
         check_predicate(p.shape(), "while_loop: cond_fn's result");
         if (!p.value()())
@@ -129,7 +129,7 @@ auto typed_loop_result(const R& r) {
 }
 
 template <class C, class B, class... Xs>
-auto traced_loop(C& cond_fn, B& body_fn, const Xs&... init) {
+auto traced_loop(std::int64_t limit, C& cond_fn, B& body_fn, const Xs&... init) {
     const auto b = expr::target_trace(init...);
     std::vector<graph::node_id> inputs{b->import(init.builder().get(), init.id())...};
     constexpr std::size_t n = sizeof...(Xs);
@@ -163,30 +163,59 @@ auto traced_loop(C& cond_fn, B& body_fn, const Xs&... init) {
         check_loop_shape(results[k].shape, body[body.outputs[k]].shape, k);
     }
     trace::bind_captures(inputs, n, n, bodies);
-    const auto ids =
-        b->add_control(op_kind::while_loop, std::move(inputs), {bodies[0].g, bodies[1].g}, results);
+    const auto ids = b->add_control(op_kind::while_loop, std::move(inputs),
+                                    {bodies[0].g, bodies[1].g}, results, limit);
     return typed_loop_result<Xs...>(unwrap_single(
         erased_results(static_cast<std::tuple<value_of_t<Xs>...>*>(nullptr), b, ids)));
 }
 
+template <class C, class B, class... Xs>
+auto while_loop_limited(std::int64_t limit, C cond_fn, B body_fn, const Xs&... init) {
+    if constexpr (!loop_fits<C, B, Xs...>()) {
+        check_loop<C, B, Xs...>(); // says why, and nothing else fails
+    } else {
+        if constexpr (traceable_loop<C, B, Xs...>()) {
+            if (!(is_deferred(init) || ...))
+                return traced_loop(limit, cond_fn, body_fn, init...);
+            return typed_loop_result<Xs...>(run_loop(limit, cond_fn, body_fn, init...));
+        } else {
+            return run_loop(limit, cond_fn, body_fn, init...);
+        }
+    }
+}
+
 } // namespace detail
+
+/// The most iterations a while_loop may run (tf.while_loop's maximum_iterations): passed last,
+/// `xtrace::while_loop(cond_fn, body_fn, x, xtrace::maximum_iterations(100))`.
+struct maximum_iterations {
+    /// At most n iterations (n >= 0).
+    explicit maximum_iterations(std::int64_t n) : count(n) {
+        if (n < 0)
+            throw error("xtrace::maximum_iterations: the count must be >= 0, got " +
+                        std::to_string(n));
+    }
+    std::int64_t count; ///< the bound
+};
 
 /// Runs `vars = body_fn(vars...)` while `cond_fn(vars...)` is true, starting from `init...`, and
 /// returns the final loop variables (one tensor, or a tuple for several). body_fn must keep each
 /// variable's dtype and shape; cond_fn returns a 0-d bool tensor. Traced, both are traced once
-/// and the loop runs in the graph; eager, it is a C++ loop.
-template <class C, class B, class... Xs>
-auto while_loop(C cond_fn, B body_fn, const Xs&... init) {
-    if constexpr (!detail::loop_fits<C, B, Xs...>()) {
-        detail::check_loop<C, B, Xs...>(); // says why, and nothing else fails
-    } else {
-        if constexpr (detail::traceable_loop<C, B, Xs...>()) {
-            if (!(detail::is_deferred(init) || ...))
-                return detail::traced_loop(cond_fn, body_fn, init...);
-            return detail::typed_loop_result<Xs...>(detail::run_loop(cond_fn, body_fn, init...));
-        } else {
-            return detail::run_loop(cond_fn, body_fn, init...);
+/// and the loop runs in the graph; eager, it is a C++ loop. A last argument
+/// xtrace::maximum_iterations(n) stops it after n iterations whatever cond_fn says.
+template <class C, class B, class... Args>
+auto while_loop(C cond_fn, B body_fn, const Args&... args) {
+    constexpr std::size_t n = sizeof...(Args);
+    if constexpr (n > 0 && std::is_same_v<std::tuple_element_t<n - 1, std::tuple<Args...>>,
+                                          maximum_iterations>) {
+        const auto all = std::tie(args...);
+        return [&]<std::size_t... I>(std::index_sequence<I...>) {
+            return detail::while_loop_limited(std::get<n - 1>(all).count, cond_fn, body_fn,
+                                              std::get<I>(all)...);
         }
+        (std::make_index_sequence<n - 1>{});
+    } else {
+        return detail::while_loop_limited(-1, cond_fn, body_fn, args...);
     }
 }
 

@@ -6,6 +6,7 @@
 // function run from inside another's host callback) stack on top.
 
 #include <cstddef>
+#include <limits>
 #include <memory>
 #include <new>
 #include <vector>
@@ -33,6 +34,10 @@ public:
 
     /// `bytes` of scratch memory aligned to scratch_alignment, valid until release.
     std::byte* allocate(std::size_t bytes) {
+        // Past half the address space no chunk size (a power of two) can hold it, and rounding
+        // up would wrap: such a request is no allocation that could succeed.
+        if (bytes > std::numeric_limits<std::size_t>::max() / 2)
+            throw std::bad_alloc();
         bytes = (bytes + scratch_alignment - 1) / scratch_alignment * scratch_alignment;
         while (current_ < chunks_.size() && top_ + bytes > chunks_[current_].size) {
             ++current_;

@@ -18,6 +18,7 @@
 #include <memory>
 #include <string>
 #include <unistd.h>
+#include <unordered_map>
 #include <vector>
 
 namespace xtrace::plan {
@@ -42,6 +43,10 @@ struct storage {
 
 /// Sentinel for "no register".
 inline constexpr std::uint16_t no_register = std::numeric_limits<std::uint16_t>::max();
+
+/// Most nodes one region fuses. Slots (inputs, at most 3 per node, and nodes) are 16-bit
+/// numbers: a larger elementwise graph is split into several regions.
+inline constexpr std::size_t max_region_nodes = 8192;
 
 /// One kernel call of a region's block program; operands and result are slot numbers.
 struct instruction {
@@ -172,13 +177,12 @@ inline std::uint64_t constant_bits(const graph::node& n) {
 // Register allocation and block size of a region whose nodes and inputs are known.
 inline void lay_out(region& r, const graph::graph& g) {
     const std::size_t n_in = r.inputs.size();
-    auto slot_of = [&](graph::node_id id) -> std::uint16_t {
-        auto in = std::find(r.inputs.begin(), r.inputs.end(), id);
-        if (in != r.inputs.end())
-            return static_cast<std::uint16_t>(in - r.inputs.begin());
-        auto at = std::find(r.nodes.begin(), r.nodes.end(), id);
-        return static_cast<std::uint16_t>(n_in + (at - r.nodes.begin()));
-    };
+    std::unordered_map<graph::node_id, std::uint16_t> slots_of;
+    for (std::size_t i = 0; i < n_in; ++i)
+        slots_of.emplace(r.inputs[i], static_cast<std::uint16_t>(i));
+    for (std::size_t i = 0; i < r.nodes.size(); ++i)
+        slots_of.emplace(r.nodes[i], static_cast<std::uint16_t>(n_in + i));
+    auto slot_of = [&](graph::node_id id) { return slots_of.at(id); };
     const std::size_t slots = n_in + r.nodes.size();
     std::vector<std::size_t> last_use(slots, 0);
     // A tail reduction reads its input after the whole block program: never freed before.
@@ -392,7 +396,8 @@ XTRACE_DECL plan build(const graph::graph& g, std::span<const shape_t> arg_shape
         if (!info(n.op).elementwise)
             continue;
         auto can_join = [&](int r) {
-            if (single[r] != count || regions[r].shape != p.shapes[id])
+            if (single[r] != count || regions[r].shape != p.shapes[id] ||
+                regions[r].nodes.size() >= max_region_nodes)
                 return false;
             for (auto in : n.inputs) {
                 if (region_of[in] == r && !tail[in])

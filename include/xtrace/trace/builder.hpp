@@ -99,16 +99,20 @@ public:
     /// A cond or while_loop node over `inputs` running `bodies`, with one result per output
     /// of its last body (types and trace-time shapes `results`); returns the result nodes.
     /// Effects inside the bodies make it an effect here.
+    /// A while_loop's `limit` bounds its iterations (-1: none).
     std::vector<graph::node_id> add_control(op_kind op, std::vector<graph::node_id> inputs,
                                             std::vector<std::shared_ptr<const graph::graph>> bodies,
-                                            std::span<const graph::node> results);
+                                            std::span<const graph::node> results,
+                                            std::int64_t limit = -1);
 
     /// The value of variable `var` when this point of the program runs.
     graph::node_id add_read_variable(std::shared_ptr<graph::variable_storage> var);
 
-    /// Writes `value` (its shape must be the variable's) to variable `var`.
+    /// Writes `value` (its shape must be the variable's) to variable `var`; with `update`,
+    /// writes update(var, value) instead, reading and writing under one lock (assign_add).
     graph::node_id add_assign_variable(std::shared_ptr<graph::variable_storage> var,
-                                       graph::node_id value);
+                                       graph::node_id value,
+                                       const graph::kernel_set* update = nullptr);
 
     /// The node `id` as recorded so far.
     const graph::node& at(graph::node_id id) const { return g_.nodes[id]; }
@@ -127,6 +131,9 @@ public:
 
     /// Ends the trace and hands over the graph, without the nodes no output needs.
     graph::graph finish();
+
+    /// Ends a trace that failed: its symbolic tensors can no longer be used.
+    void abandon() noexcept { finished_ = true; }
 
 private:
     graph::node_id push(graph::node n);
@@ -293,12 +300,13 @@ builder::add_host_function(dtype type, shape_t shape, std::span<const graph::nod
 XTRACE_DECL std::vector<graph::node_id>
 builder::add_control(op_kind op, std::vector<graph::node_id> inputs,
                      std::vector<std::shared_ptr<const graph::graph>> bodies,
-                     std::span<const graph::node> results) {
+                     std::span<const graph::node> results, std::int64_t limit) {
     check_open(info(op).name);
     graph::node n;
     n.op = op;
     n.type = dtype::boolean;
     n.inputs = std::move(inputs);
+    n.ivalue = limit;
     const bool effect = std::any_of(bodies.begin(), bodies.end(),
                                     [](const auto& b) { return !b->effects.empty(); });
     n.bodies = std::move(bodies);
@@ -332,7 +340,8 @@ builder::add_read_variable(std::shared_ptr<graph::variable_storage> var) {
 }
 
 XTRACE_DECL graph::node_id
-builder::add_assign_variable(std::shared_ptr<graph::variable_storage> var, graph::node_id value) {
+builder::add_assign_variable(std::shared_ptr<graph::variable_storage> var, graph::node_id value,
+                             const graph::kernel_set* update) {
     check_open("variable::assign");
     const shape_t& s = g_.nodes[value].shape;
     bool fits = s.size() == var->shape.size();
@@ -348,6 +357,7 @@ builder::add_assign_variable(std::shared_ptr<graph::variable_storage> var, graph
     n.shape = var->shape;
     n.inputs = {value};
     n.var = std::move(var);
+    n.kernels = update;
     const auto id = push(std::move(n));
     g_.effects.push_back(id);
     return id;

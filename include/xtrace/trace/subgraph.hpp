@@ -36,10 +36,13 @@ XTRACE_DECL subgraph finish_subgraph(builder& child);
 template <class Record>
 subgraph trace_subgraph(builder& parent, Record&& record) {
     auto child = new_trace(&parent);
-    {
+    try {
         const scope tracing(*child);
         for (const traced_value& v : record(child))
             child->add_output(child->import(v.owner, v.id));
+    } catch (...) {
+        child->abandon();
+        throw;
     }
     return finish_subgraph(*child);
 }
