@@ -30,8 +30,10 @@ class XtraceConan(ConanFile):
         basic_layout(self, src_folder=".")
 
     def requirements(self):
-        self.requires("xtensor/[>=0.24.3 <0.27]")
-        self.requires("xsimd/[>=8.1.0 <14]")
+        # Minimums as CMakeLists.txt; tested up to xtensor 0.27.1 / xsimd 14.3.0 / xtl 0.8.2.
+        self.requires("xtensor/[>=0.24.3 <0.28]")
+        self.requires("xsimd/[>=8.1.0 <15]")
+        self.requires("xtl/[>=0.7.2 <0.9]")
         self.requires("boost/[>=1.74.0]")
 
     def configure(self):

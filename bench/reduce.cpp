@@ -7,8 +7,8 @@
 
 #include <xtrace/xtrace.hpp>
 
-#include <xsimd/xsimd.hpp>
-#include <xtensor/xmath.hpp>
+#include <xtrace/ext/xsimd.hpp>
+#include <xtrace/ext/xtensor_extras.hpp>
 
 namespace {
 

@@ -6,7 +6,7 @@
 
 #include <xtrace/xtrace.hpp>
 
-#include <xsimd/xsimd.hpp>
+#include <xtrace/ext/xsimd.hpp>
 
 namespace {
 

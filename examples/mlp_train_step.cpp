@@ -5,7 +5,7 @@
 
 #include <xtrace/xtrace.hpp>
 
-#include <xtensor/xview.hpp>
+#include <xtrace/ext/xtensor_extras.hpp>
 
 #include <cstdlib>
 #include <iostream>

@@ -3,7 +3,7 @@
 #include <xtrace/xtrace.hpp>
 
 #include <iostream>
-#include <xtensor/xio.hpp>
+#include <xtrace/ext/xtensor_extras.hpp>
 
 int main() {
     auto f = xtrace::function([](auto x, auto y) { return xtrace::exp(x) * y + 1.0f; });

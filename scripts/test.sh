@@ -1,11 +1,34 @@
 #!/usr/bin/env bash
-# Installs what is missing, builds every test and example, and runs them with ctest.
-# Idempotent: re-uses build/ci when it exists.
+# The one test command (CI runs it): installs what is missing, then builds and runs
+#   1. the whole suite under AddressSanitizer + UndefinedBehaviorSanitizer (preset ci),
+#      the random-program differential tester included;
+#   2. the concurrency tests under ThreadSanitizer (preset tsan);
+#   3. the libFuzzer targets, briefly (preset fuzz, clang);
+#   4. a representative subset against the upstream xtensor/xsimd releases in ../shared/upstream,
+#      when that folder exists (scripts/test-upstream.sh).
+# Idempotent: re-uses build/<preset> when it exists.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/setup.sh
-xtrace_install_missing
+xtrace_install_missing clang libclang-rt-14-dev
+jobs="$(nproc)"
 
+echo "== suite under ASan + UBSan"
 cmake --preset ci >/dev/null
-cmake --build --preset ci -j "$(nproc)"
-ctest --preset ci -j "$(nproc)"
+cmake --build --preset ci -j "$jobs"
+ctest --preset ci -j "$jobs"
+
+echo "== concurrency tests under TSan"
+tsan_tests=(function_threads_test state_concurrency_test correctness_hostile_input_test)
+cmake --preset tsan >/dev/null
+cmake --build --preset tsan -j "$jobs" --target "${tsan_tests[@]}"
+ctest --preset tsan -j "$jobs" -R "^($(IFS='|'; echo "${tsan_tests[*]}"))\$"
+
+echo "== libFuzzer targets"
+cmake --preset fuzz >/dev/null
+cmake --build --preset fuzz -j "$jobs"
+ctest --preset fuzz -j "$jobs"
+
+if [ -x scripts/test-upstream.sh ]; then
+    scripts/test-upstream.sh
+fi

@@ -16,9 +16,11 @@ else()
     set(configure_args -DXTRACE_SOURCE_DIR=${SOURCE_DIR})
 endif()
 run("${CMAKE_COMMAND}" -S "${SOURCE_DIR}/tests/consumer" -B "${work}/build" -G Ninja
-    -DCMAKE_BUILD_TYPE=Release -DCMAKE_CXX_COMPILER=${CXX} ${configure_args})
+    -DCMAKE_BUILD_TYPE=Release -DCMAKE_CXX_COMPILER=${CXX} "-DCMAKE_CXX_FLAGS=${CXX_FLAGS}"
+    ${configure_args})
 run("${CMAKE_COMMAND}" --build "${work}/build")
 run("${work}/build/consumer")
+run("${work}/build/consumer_separate")
 if(MODE STREQUAL "install")
     # A plain include path, as pkg-config gives it.
     find_program(PKG_CONFIG pkg-config)

@@ -3,7 +3,7 @@
 
 #include "support/testing.hpp"
 
-#include <xtensor/xview.hpp>
+#include <xtrace/ext/xtensor_extras.hpp>
 
 using namespace xtrace;
 using namespace xtrace::testing;

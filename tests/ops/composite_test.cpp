@@ -3,8 +3,7 @@
 #include "support/eager_scope.hpp"
 #include "support/testing.hpp"
 
-#include <xtensor/xreducer.hpp>
-#include <xtensor/xsort.hpp>
+#include <xtrace/ext/xtensor_extras.hpp>
 
 using namespace xtrace::testing;
 

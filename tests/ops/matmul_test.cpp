@@ -4,7 +4,7 @@
 #include "support/eager_scope.hpp"
 #include "support/testing.hpp"
 
-#include <xtensor/xview.hpp>
+#include <xtrace/ext/xtensor_extras.hpp>
 
 using namespace xtrace::testing;
 

@@ -4,8 +4,7 @@
 #include "support/eager_scope.hpp"
 #include "support/testing.hpp"
 
-#include <xtensor/xmanipulation.hpp>
-#include <xtensor/xreducer.hpp>
+#include <xtrace/ext/xtensor_extras.hpp>
 
 using namespace xtrace::testing;
 

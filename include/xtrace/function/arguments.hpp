@@ -62,7 +62,7 @@ auto hold(const A& a) {
 }
 
 template <class H>
-const auto& unwrap(const H& h) {
+const auto& held_value(const H& h) {
     if constexpr (requires { h.get(); })
         return h.get();
     else

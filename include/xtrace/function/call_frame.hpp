@@ -34,7 +34,7 @@ public:
         key_.clear();
         std::size_t t = 0;
         [&]<std::size_t... I>(std::index_sequence<I...>) {
-            (describe_one(unwrap(std::get<I>(held_)), I, t), ...);
+            (describe_one(detail::held_value(std::get<I>(held_)), I, t), ...);
         }
         (std::index_sequence_for<Args...>{});
         spare_ = &spare;
@@ -53,7 +53,7 @@ public:
     /// The arguments as the lambda's callers passed them (tensors possibly evaluated).
     template <std::size_t I>
     const auto& arg() const noexcept {
-        return unwrap(std::get<I>(held_));
+        return detail::held_value(std::get<I>(held_));
     }
 
     /// The call's full signature and its static values (the miss path only).
