@@ -75,7 +75,7 @@ public:
 
 private:
     const graph::node& node() const {
-        builder()->check_open("shape");
+        builder()->check_open("shape", id());
         return builder()->at(id());
     }
 };
@@ -193,6 +193,7 @@ node<Op, Children...> make_node(const Children&... children) {
 template <class Op, class X>
 node<Op, X> make_reduction(const X& x, std::vector<std::int64_t> axes, bool keep_dims,
                            const graph::reduce_kernels* kernel) {
+    x.builder()->check_open(Op::name, x.id());
     const auto b = target_trace(x);
     const auto id =
         b->add_reduction(Op::kind, dtype_of_v<typename X::value_type>,
@@ -203,6 +204,7 @@ node<Op, X> make_reduction(const X& x, std::vector<std::int64_t> axes, bool keep
 /// Records shape op `Op` of `x` with attributes `attrs` in x's trace.
 template <class Op, class X>
 node<Op, X> make_shape_op(const X& x, std::vector<std::int64_t> attrs) {
+    x.builder()->check_open(Op::name, x.id());
     const auto b = target_trace(x);
     const auto id = b->add_shape_op(Op::kind, dtype_of_v<typename X::value_type>,
                                     b->import(x.builder().get(), x.id()), std::move(attrs));
@@ -272,6 +274,8 @@ record_elementwise(op_kind op, [[maybe_unused]] dtype operand, dtype type,
     if (!kernels)
         kernels = interp::kernels_for(op, operand, type);
 #endif
+    for (const auto* x : operands)
+        x->builder()->check_open(info(op).name, x->id());
     auto b = target_trace_of(operands);
     std::array<graph::node_id, 3> ids{};
     for (std::size_t i = 0; i < operands.size(); ++i)

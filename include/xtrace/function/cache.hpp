@@ -138,6 +138,10 @@ public:
     void add_running_time(std::chrono::nanoseconds t) noexcept;
 
     std::size_t tracing_count() const;
+
+    /// True until a trace is cached, and again after clear(): the trace that may create
+    /// variables (tf.function's first trace; clear_cache starts over, as in TensorFlow).
+    bool first_trace() const;
     std::size_t size() const;
     void clear();
     function_stats stats() const;
@@ -198,6 +202,7 @@ private:
     std::atomic<binding*> last_hit_{nullptr};
     std::vector<std::string> reasons_;
     std::size_t tracing_count_ = 0;
+    bool first_trace_ = true;
     std::uint64_t evictions_ = 0;
     std::atomic<std::uint64_t> calls_{0}, hits_{0};
     std::atomic<std::int64_t> tracing_ns_{0}, running_ns_{0};
@@ -331,6 +336,7 @@ XTRACE_DECL resolved trace_cache::miss(const signature& call, std::span<const st
         std::unique_lock lock(mutex_);
         if (traced) {
             traces_.push_back(entry);
+            first_trace_ = false;
             ++tracing_count_;
             if (tracing_count_ > 1)
                 reasons_.push_back(reason);
@@ -349,19 +355,18 @@ XTRACE_DECL resolved trace_cache::miss(const signature& call, std::span<const st
 XTRACE_DECL std::shared_ptr<trace_entry> trace_cache::trace_exact(const signature& sig,
                                                                   const tracer& trace) {
     const serial_trace serial(*this);
-    {
-        std::shared_lock lock(mutex_);
-        for (const auto& t : traces_)
-            if (t->sig == sig)
-                return t;
-    }
+    check_input_signature(sig);            // a spec the input_signature rejects, as a call would be
+    if (auto fitting = fitting_trace(sig)) // e.g. a relaxed [?,?] trace for a [2,1] spec
+        return fitting;
     const auto start = std::chrono::steady_clock::now();
-    const std::string reason = retrace_reason(sig);
-    auto entry = trace(sig);
+    const signature target = opts_.input_signature ? declared(sig) : sig;
+    const std::string reason = retrace_reason(target);
+    auto entry = trace(target);
     entry->last_used = calls_.load(std::memory_order_relaxed);
     {
         std::unique_lock lock(mutex_);
         traces_.push_back(entry);
+        first_trace_ = false;
         if (++tracing_count_ > 1)
             reasons_.push_back(reason);
         evict();
@@ -375,6 +380,11 @@ XTRACE_DECL std::shared_ptr<trace_entry> trace_cache::trace_exact(const signatur
 
 XTRACE_DECL void trace_cache::add_running_time(std::chrono::nanoseconds t) noexcept {
     running_ns_.fetch_add(t.count(), std::memory_order_relaxed);
+}
+
+XTRACE_DECL bool trace_cache::first_trace() const {
+    std::shared_lock lock(mutex_);
+    return first_trace_;
 }
 
 XTRACE_DECL std::size_t trace_cache::tracing_count() const {
@@ -393,6 +403,7 @@ XTRACE_DECL void trace_cache::clear() {
     last_hit_.store(nullptr);
     bindings_.clear();
     traces_.clear();
+    first_trace_ = true;
 }
 
 XTRACE_DECL function_stats trace_cache::stats() const {
@@ -492,12 +503,16 @@ XTRACE_DECL std::string trace_cache::retrace_reason(const signature& target) con
         return "first trace";
     if (traces_.empty())
         return "no cached trace (the cache was cleared or evicted)";
+    // The nearest trace explains best: same structure (argument kinds, dtypes, ranks) first,
+    // then the fewest differing dims and values, as JAX's explain_cache_misses chooses.
     std::vector<std::string> best;
+    std::pair<std::size_t, std::size_t> best_distance{};
     bool found = false;
     for (const auto& t : traces_) {
-        auto d = differences(t->sig, target);
-        if (!found || d.size() < best.size()) {
-            best = std::move(d);
+        const auto distance = signature_distance(t->sig, target);
+        if (!found || distance < best_distance) {
+            best = differences(t->sig, target);
+            best_distance = distance;
             found = true;
         }
     }

@@ -11,6 +11,7 @@
 
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace xtrace::detail {
@@ -42,6 +43,11 @@ XTRACE_DECL std::string dim_text(dim_t d);
 
 /// What changed from `from` to `to`, one phrase per argument: "arg 0: dim 1 changed 3 -> 4".
 XTRACE_DECL std::vector<std::string> differences(const signature& from, const signature& to);
+
+/// How far `to` is from `from`: {structural differences (argument count, tensor or static,
+/// dtype, rank), differing dims and static values}, to be compared lexicographically.
+XTRACE_DECL std::pair<std::size_t, std::size_t> signature_distance(const signature& from,
+                                                                   const signature& to);
 
 /// "(x0: float32[?,3], x1: float32[3], x2: 2)".
 XTRACE_DECL std::string signature_text(const signature& s);
@@ -131,6 +137,27 @@ XTRACE_DECL void check_fits(const signature& expected, const signature& call,
 
 XTRACE_DECL std::string dim_text(dim_t d) {
     return d < 0 ? std::string("?") : std::to_string(d);
+}
+
+XTRACE_DECL std::pair<std::size_t, std::size_t> signature_distance(const signature& from,
+                                                                   const signature& to) {
+    if (from.size() != to.size())
+        return {std::max(from.size(), to.size()) + 1, 0};
+    std::pair<std::size_t, std::size_t> d{0, 0};
+    for (std::size_t i = 0; i < from.size(); ++i) {
+        const auto &f = from[i], &t = to[i];
+        if (f.tensor.has_value() != t.tensor.has_value() ||
+            (f.tensor && (f.tensor->type != t.tensor->type ||
+                          f.tensor->dims.size() != t.tensor->dims.size()))) {
+            ++d.first;
+        } else if (!f.tensor) {
+            d.second += !(*f.value == *t.value);
+        } else {
+            for (std::size_t k = 0; k < f.tensor->dims.size(); ++k)
+                d.second += f.tensor->dims[k] != t.tensor->dims[k];
+        }
+    }
+    return d;
 }
 
 XTRACE_DECL std::vector<std::string> differences(const signature& from, const signature& to) {

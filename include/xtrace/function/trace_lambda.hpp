@@ -90,8 +90,10 @@ constexpr void report_untraceable() {
 /// and records its graph; Traced is the expression type it returns.
 template <class Traced, class F, class... Args>
 std::shared_ptr<trace_entry> trace_lambda(const F& fn, const signature& target, bool static_fusion,
-                                          bool first_trace, const Args&... args) {
+                                          bool first_trace, const std::string& name,
+                                          const Args&... args) {
     auto b = trace::new_trace();
+    b->set_function_name(name.empty() ? "xtrace::function" : "xtrace::function '" + name + "'");
     b->allow_variables(first_trace); // as tf.function: variables on the first trace only
     auto param = [&](auto index, const auto& a) -> decltype(auto) {
         constexpr std::size_t i = decltype(index)::value;

@@ -63,7 +63,7 @@ public:
         (sig.push_back(spec_signature(specs)), ...);
         auto entry = cache_->trace_exact(sig, [&](const detail::signature& target) {
             return detail::trace_lambda<traced>(*fn_, target, opts().static_fusion,
-                                                cache_->tracing_count() == 0, specs...);
+                                                cache_->first_trace(), opts().name, specs...);
         });
         return concrete_function<traced, sizeof...(Specs)>(
             std::move(entry), opts().name.empty() ? "xtrace::concrete_function" : opts().name);
@@ -99,7 +99,7 @@ private:
             auto trace = [&](const detail::signature& target) {
                 return [&]<std::size_t... I>(std::index_sequence<I...>) {
                     return detail::trace_lambda<Traced>(*fn_, target, opts().static_fusion,
-                                                        cache_->tracing_count() == 0,
+                                                        cache_->first_trace(), opts().name,
                                                         frame.template arg<I>()...);
                 }
                 (std::index_sequence_for<Args...>{});
@@ -117,6 +117,9 @@ private:
         detail::arg_signature a;
         if constexpr (detail::spec_argument<S>)
             a.tensor = static_cast<const tensor_spec&>(s);
+        else if constexpr (detail::tensor_argument<S>) // a tensor stands for its spec, as in TF
+            a.tensor = tensor_spec{dtype_of_v<detail::tensor_element_t<S>>,
+                                   shape_t(s.shape().begin(), s.shape().end())};
         else if constexpr (std::is_same_v<S, tensor_spec>)
             static_assert(detail::dependent_false<S>,
                           "xtrace::get_concrete_function: pass xtrace::spec<T>(dims), whose "

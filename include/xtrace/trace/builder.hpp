@@ -126,6 +126,12 @@ public:
     /// Throws tracing_error when the trace is over (a symbolic tensor kept past its trace).
     void check_open(std::string_view what) const;
 
+    /// The same for node `id` used by `what`: the message names its dtype and shape.
+    void check_open(std::string_view what, graph::node_id id) const;
+
+    /// Names the traced function in messages ("xtrace::function" when unnamed).
+    void set_function_name(std::string name) { function_name_ = std::move(name); }
+
     /// A graph computing node `id` alone, from this builder's nodes so far (it stays open).
     graph::graph extract(graph::node_id id) const;
 
@@ -143,7 +149,8 @@ private:
 
     static graph::graph prune(graph::graph g);
 
-    graph::graph g_;
+    graph::graph g_; // kept after finish(), so that messages can describe escaped tensors
+    std::string function_name_;
     std::unordered_map<std::string, graph::node_id> cse_;
     bool finished_ = false;
     builder* parent_ = nullptr;
@@ -175,7 +182,7 @@ XTRACE_DECL void builder::check_variable_creation(std::string_view what) const {
 XTRACE_DECL graph::node_id builder::import(const builder* owner, graph::node_id id) {
     if (owner == this)
         return id;
-    owner->check_open({});
+    owner->check_open({}, id);
     if (!parent_ || !within(owner))
         throw tracing_error("xtrace: operands come from different traces; a symbolic tensor "
                             "was captured from another traced function");
@@ -369,12 +376,26 @@ XTRACE_DECL void builder::add_output(graph::node_id id) {
 }
 
 XTRACE_DECL void builder::check_open(std::string_view what) const {
-    if (finished_)
-        throw tracing_error((what.empty() ? "xtrace" : "xtrace::" + std::string(what)) +
-                            ": a symbolic tensor was used after its trace ended; symbolic "
-                            "tensors live only inside the traced call, or the cond branch "
-                            "or while_loop body, that made them (return values from a "
-                            "branch instead of storing them outside it)");
+    check_open(what, static_cast<graph::node_id>(-1));
+}
+
+XTRACE_DECL void builder::check_open(std::string_view what, graph::node_id id) const {
+    if (!finished_)
+        return;
+    std::string tensor = "a symbolic tensor";
+    if (id < g_.nodes.size())
+        tensor += " (" + std::string(dtype_name(g_.nodes[id].type)) +
+                  shape_string(g_.nodes[id].shape) + ")";
+    const builder* root = this;
+    while (root->parent_)
+        root = root->parent_;
+    const std::string& fn =
+        root->function_name_.empty() ? "xtrace::function" : root->function_name_;
+    throw tracing_error((what.empty() ? "xtrace" : "xtrace::" + std::string(what)) + ": " + tensor +
+                        " traced by " + fn +
+                        " was used after its trace ended; symbolic tensors live only inside "
+                        "the traced call, or the cond branch or while_loop body, that made them "
+                        "(return values from a branch instead of storing them outside it)");
 }
 
 XTRACE_DECL graph::graph builder::extract(graph::node_id id) const {
@@ -386,7 +407,7 @@ XTRACE_DECL graph::graph builder::extract(graph::node_id id) const {
 
 XTRACE_DECL graph::graph builder::finish() {
     finished_ = true;
-    return prune(std::move(g_));
+    return prune(g_);
 }
 
 XTRACE_DECL graph::node_id builder::push(graph::node n) {

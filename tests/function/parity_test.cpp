@@ -1,0 +1,92 @@
+// tf.function and JAX behaviours, each test named after the peer test it mirrors.
+
+#include "support/testing.hpp"
+
+#include <optional>
+
+using namespace xtrace::testing;
+
+TEST_CASE("testInputSignatureMismatchOnGetConcreteFunction: a spec the signature rejects") {
+    xtrace::options o = quiet();
+    o.input_signature = {{xtrace::spec<float>({2})}};
+    auto f = xtrace::function([](auto x) { return x * 2.f; }, o);
+    auto cf = f.get_concrete_function(xtrace::spec<float>({2}));
+    CHECK(f.tracing_count() == 1);
+    CHECK_THROWS_AS(f.get_concrete_function(xtrace::spec<float>({3})), xtrace::signature_error);
+    CHECK(f.tracing_count() == 1);
+    CHECK((cf(xt::xarray<float>{1.f, 2.f}) == xt::xarray<float>{2.f, 4.f}));
+}
+
+TEST_CASE("testCacheTensorSpecIdenticalToTensor: a tensor stands for its spec") {
+    auto f = xtrace::function([](auto x) { return x + 1.f; }, quiet());
+    const xt::xarray<float> a = {1.f, 2.f, 3.f};
+    auto cf = f.get_concrete_function(a);
+    CHECK(f.tracing_count() == 1);
+    f.get_concrete_function(xtrace::spec<float>({3}));
+    f(a);
+    CHECK(f.tracing_count() == 1);
+    CHECK((cf(a) == xt::xarray<float>{2.f, 3.f, 4.f}));
+    CHECK(cf.signature().find("float32[3]") != std::string::npos);
+}
+
+TEST_CASE("test_clear_cache_with_variable: after clear_cache the next trace is a first trace") {
+    std::optional<xtrace::variable<float>> v;
+    auto f = xtrace::function(
+        [&](auto x) {
+            v.emplace(xt::xarray<float>{1.f}); // created on every trace: allowed on first ones
+            return x * v->read();
+        },
+        quiet());
+    const xt::xarray<float> a = {3.f};
+    CHECK((f(a) == xt::xarray<float>{3.f}));
+    CHECK_THROWS_AS(f(xt::xarray<float>{1.f, 2.f}), xtrace::tracing_error);
+    f.clear_cache();
+    CHECK((f(xt::xarray<float>{1.f, 2.f}) == xt::xarray<float>{1.f, 2.f}));
+}
+
+TEST_CASE("explain_cache_misses: the nearest trace has the same rank, then the fewest changes") {
+    auto f = xtrace::function([](auto x) { return x * 2.f; }, quiet());
+    f(xt::xarray<float>(xt::zeros<float>({10, 20})));
+    f(xt::xarray<float>(xt::zeros<float>({10, 20, 3})));
+    f(xt::xarray<float>(xt::zeros<float>({10, 2})));
+    const auto reasons = f.retrace_reasons();
+    REQUIRE(reasons.size() == 2);
+    CHECK(reasons[1] == "arg 0: dim 1 changed 20 -> 2");
+}
+
+TEST_CASE("test_escaped_tracer_shape_dtype: the error names dtype, shape and function") {
+    std::optional<xtrace::erased<double>> kept;
+    xtrace::options o = quiet();
+    o.name = "leaky";
+    auto f = xtrace::function(
+        [&](auto x) {
+            if constexpr (xtrace::symbolic_tensor<decltype(x)>)
+                kept = xtrace::erase(x * 2.);
+            return x;
+        },
+        o);
+    f(xt::xarray<double>(xt::zeros<double>({2, 3})));
+    try {
+        auto y = xtrace::exp(*kept);
+        (void)y;
+        FAIL("no tracing_error");
+    } catch (const xtrace::tracing_error& e) {
+        const std::string what = e.what();
+        CHECK(what.find("float64[2,3]") != std::string::npos);
+        CHECK(what.find("leaky") != std::string::npos);
+        CHECK(what.find("xtrace::exp") != std::string::npos);
+    }
+    CHECK_THROWS_WITH(kept->shape(), Catch::Matchers::Contains("float64[2,3]"));
+}
+
+TEST_CASE("get_concrete_function reuses a relaxed trace that fits the spec") {
+    xtrace::options o = quiet();
+    o.reduce_retracing = true;
+    auto f = xtrace::function([](auto x) { return x * 2.f; }, o);
+    f(xt::xarray<float>(xt::zeros<float>({1, 1})));
+    f(xt::xarray<float>(xt::zeros<float>({2, 3}))); // relaxed to [?,?]
+    CHECK(f.tracing_count() == 2);
+    auto cf = f.get_concrete_function(xtrace::spec<float>({2, 1}));
+    CHECK(f.tracing_count() == 2);
+    CHECK(cf.signature().find("[?,?]") != std::string::npos);
+}
