@@ -17,10 +17,11 @@ else()
 endif()
 run("${CMAKE_COMMAND}" -S "${SOURCE_DIR}/tests/consumer" -B "${work}/build" -G Ninja
     -DCMAKE_BUILD_TYPE=Release -DCMAKE_CXX_COMPILER=${CXX} "-DCMAKE_CXX_FLAGS=${CXX_FLAGS}"
-    ${configure_args})
+    -DQUICKSTART=${SOURCE_DIR}/examples/quickstart.cpp ${configure_args})
 run("${CMAKE_COMMAND}" --build "${work}/build")
 run("${work}/build/consumer")
 run("${work}/build/consumer_separate")
+run("${work}/build/consumer_quickstart")
 if(MODE STREQUAL "install")
     # A plain include path, as pkg-config gives it.
     find_program(PKG_CONFIG pkg-config)

@@ -327,3 +327,21 @@ TEST_CASE("a while_loop that never ends stops at maximum_iterations") {
     CHECK((eager == xt::xarray<float>(small + 5.f)));
     CHECK_THROWS_AS(xtrace::maximum_iterations(-1), xtrace::error);
 }
+
+TEST_CASE("reduce_retracing with a host_function spec made from x.shape() keeps working") {
+    xtrace::options o = quiet();
+    o.reduce_retracing = true;
+    auto f = xtrace::function(
+        [](auto x) {
+            return xtrace::host_function(
+                [](const xt::xarray<float>& a) { return xt::xarray<float>(a * 2.f); },
+                xtrace::spec<float>(x.shape()), x);
+        },
+        o);
+    for (std::size_t n : {1u, 2u, 3u, 4u}) {
+        const xt::xarray<float> x = xt::ones<float>({n});
+        CHECK(close(xt::xarray<float>(f(x)), xt::xarray<float>(2.f * x)));
+    }
+    CHECK(f.tracing_count() == 4); // one exact trace per shape, as without the option
+    CHECK(f.retrace_reasons().back().find("needed known dims") != std::string::npos);
+}

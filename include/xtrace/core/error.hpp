@@ -30,6 +30,15 @@ public:
     using error::error;
 };
 
+namespace detail {
+/// A tracing_error raised because a dim the trace left unknown had to be known (a
+/// host_function's result spec): a relaxed trace gives way to the call's exact signature.
+class needs_known_dims : public tracing_error {
+public:
+    using tracing_error::tracing_error;
+};
+} // namespace detail
+
 } // namespace xtrace
 
 #endif

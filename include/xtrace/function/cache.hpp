@@ -318,7 +318,16 @@ XTRACE_DECL resolved trace_cache::miss(const signature& call, std::span<const st
     if (traced) {
         const signature target = trace_signature(call);
         reason = retrace_reason(call);
-        entry = trace(target);
+        try {
+            entry = trace(target);
+        } catch (const needs_known_dims&) {
+            if (target == call)
+                throw;
+            // reduce_retracing's relaxed dims reached something that needs them known (a
+            // host_function spec made from x.shape()): trace this call's own shapes instead.
+            entry = trace(call);
+            reason += " (a relaxed trace needed known dims: traced this call's shapes)";
+        }
     } else {
         hits_.fetch_add(1, std::memory_order_relaxed);
     }

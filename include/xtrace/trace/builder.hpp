@@ -291,8 +291,8 @@ builder::add_host_function(dtype type, shape_t shape, std::span<const graph::nod
                            std::shared_ptr<const graph::host_call> call) {
     check_open("host_function");
     if (!is_fully_known(shape))
-        throw tracing_error("xtrace::host_function: the spec's dims must all be known, got " +
-                            shape_string(shape));
+        throw detail::needs_known_dims(
+            "xtrace::host_function: the spec's dims must all be known, got " + shape_string(shape));
     graph::node n;
     n.op = op_kind::host_function;
     n.type = type;
