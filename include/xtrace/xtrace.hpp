@@ -21,6 +21,7 @@
 #include "ops/print.hpp"
 #include "ops/reduce.hpp"
 #include "ops/shape.hpp"
+#include "ops/switch_case.hpp"
 #include "ops/variable.hpp"
 #include "ops/while_loop.hpp"
 

@@ -171,6 +171,12 @@ struct interpreter {
         return std::visit(
             [&](const auto& x) -> val {
                 using T = typename std::decay_t<decltype(x)>::value_type;
+                if (s.kind == step_kind::switch_case) {
+                    const auto& index = as<std::int32_t>(v[static_cast<std::size_t>(s.in[0])]);
+                    return wrap(xtrace::switch_case(
+                        index, [&] { return as<T>(unary(s.op, x)); },
+                        [&] { return as<T>(unary(s.op2, x)); }, [&] { return V<T>(x); }));
+                }
                 if (s.kind == step_kind::cond) {
                     const auto& pred = as<bool>(v[static_cast<std::size_t>(s.in[0])]);
                     auto then_fn = [&] {
@@ -273,6 +279,7 @@ struct interpreter {
                 a);
         case step_kind::cond:
         case step_kind::loop:
+        case step_kind::switch_case:
             return control(s, v);
         }
         invalid("step kind");

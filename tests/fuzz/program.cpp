@@ -274,6 +274,16 @@ std::optional<value_info> infer_step(const step& s, const std::vector<value_info
         return value_info{b->type, b->shape, then_v->exact && else_v->exact,
                           then_v->zero_sign && else_v->zero_sign};
     }
+    case step_kind::switch_case: {
+        if (a->type != dtype::int32 || !a->shape.empty() || !b)
+            return std::nullopt;
+        auto first = unary(s.op, *b);
+        auto second = unary(s.op2, *b);
+        if (!first || !second)
+            return std::nullopt;
+        return value_info{b->type, b->shape, first->exact && second->exact,
+                          first->zero_sign && second->zero_sign};
+    }
     case step_kind::loop: {
         if (a->type != dtype::int32 || !a->shape.empty() || !b || b->type == dtype::boolean ||
             s.attrs.size() != 1 || s.attrs[0] < 0 || s.attrs[0] > 4)
@@ -472,7 +482,7 @@ step random_step(std::mt19937_64& rng, const std::vector<value_info>& pool) {
         if (uniform(rng, 0, 1))
             s.in[2] = other(pool[static_cast<std::size_t>(s.in[1])]);
     } else {
-        s.kind = step_kind::loop;
+        s.kind = uniform(rng, 0, 1) ? step_kind::loop : step_kind::switch_case;
         s.in[1] = s.in[0];
         s.in[0] = -1;
         for (int k = 0; k < static_cast<int>(n) && s.in[0] < 0; ++k)
@@ -606,6 +616,7 @@ bool cancels(const step& s, const std::vector<value_info>& v, bool inexact_opera
                (s.op == op_kind::add || s.op == op_kind::sub || s.op == op_kind::pow);
     case step_kind::cond:
     case step_kind::loop:
+    case step_kind::switch_case:
         return inexact_operand;
     default:
         return false;
@@ -747,6 +758,10 @@ std::string to_cpp(const program& p, const std::vector<std::string>& inputs_text
                 call(s.op2, {in(1)}) + "; })";
             break;
         }
+        case step_kind::switch_case:
+            e = "xtrace::switch_case(" + in(0) + ", [&] { return " + call(s.op, {in(1)}) +
+                "; }, [&] { return " + call(s.op2, {in(1)}) + "; }, [&] { return " + in(1) + "; })";
+            break;
         case step_kind::loop: {
             std::string body = call(s.op, {"v"});
             if (s.in[2] >= 0)

@@ -36,6 +36,7 @@ enum class step_kind : std::uint8_t {
     logsumexp,    ///< logsumexp(a, attrs[0])
     cond,         ///< cond(a (0-d bool), then: op(b [, c]), else: op2(b))
     loop,         ///< attrs[0] iterations of b = op(b) [op2 with c], counted by a 0-d int32
+    switch_case,  ///< switch_case(a (0-d int32), op(b), op2(b), b)
 };
 
 /// One step; its result is value number (inputs + its index).

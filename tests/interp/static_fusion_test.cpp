@@ -35,14 +35,13 @@ struct chain<1> {
     using type = arg<0, float>;
 };
 } // namespace
-static_assert(interp::static_fusion::kernel_for<gelu_graph>() != nullptr);
+// (qualifies, not kernel_for() != nullptr: a function's address is no constant expression
+// under the sanitizers.)
+static_assert(interp::static_fusion::qualifies<gelu_graph>);
 static_assert(expr::tree_size<chain<interp::static_fusion::max_nodes>::type> ==
               interp::static_fusion::max_nodes);
-static_assert(interp::static_fusion::kernel_for<chain<interp::static_fusion::max_nodes>::type>() !=
-              nullptr);
-static_assert(
-    interp::static_fusion::kernel_for<chain<interp::static_fusion::max_nodes + 1>::type>() ==
-    nullptr);
+static_assert(interp::static_fusion::qualifies<chain<interp::static_fusion::max_nodes>::type>);
+static_assert(!interp::static_fusion::qualifies<chain<interp::static_fusion::max_nodes + 1>::type>);
 
 TEST_CASE("the fused kernel and the interpreter agree, contiguous or not") {
     auto fused = xtrace::function(gelu, quiet());

@@ -123,10 +123,15 @@ void kernel(const void* const* leaves, void* out, std::size_t n) {
         o[i] = static_cast<T>(detail::eval<E, 0>::one(leaves, i));
 }
 
+/// True when E gets a compiled kernel: fusable, and within the node and leaf limits.
+template <class E>
+inline constexpr bool qualifies =
+    expr::tree_size<E> <= max_nodes&& leaf_count<E> <= max_leaves&& fusable<E>;
+
 /// The compiled kernel of E, or nullptr when E does not qualify.
 template <class E>
 constexpr kernel_fn kernel_for() {
-    if constexpr (expr::tree_size<E> <= max_nodes && leaf_count<E> <= max_leaves && fusable<E>)
+    if constexpr (qualifies<E>)
         return &kernel<E>;
     else
         return nullptr;
