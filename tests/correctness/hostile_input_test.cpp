@@ -345,3 +345,11 @@ TEST_CASE("reduce_retracing with a host_function spec made from x.shape() keeps 
     CHECK(f.tracing_count() == 4); // one exact trace per shape, as without the option
     CHECK(f.retrace_reasons().back().find("needed known dims") != std::string::npos);
 }
+
+TEST_CASE("a concrete function traced with a NaN static argument can be called with NaN") {
+    auto f = xtrace::function([](auto x, float s) { return x * (s == s ? s : 2.f); }, quiet());
+    const float nan = std::numeric_limits<float>::quiet_NaN();
+    auto cf = f.get_concrete_function(xtrace::spec<float>({3}), nan);
+    CHECK(close(xt::xarray<float>(cf(small, nan)), xt::xarray<float>(2.f * small)));
+    CHECK_THROWS_AS(cf(small, 1.f), xtrace::signature_error);
+}
