@@ -90,3 +90,22 @@ TEST_CASE("get_concrete_function reuses a relaxed trace that fits the spec") {
     CHECK(f.tracing_count() == 2);
     CHECK(cf.signature().find("[?,?]") != std::string::npos);
 }
+
+TEST_CASE("testVariableInitializerNotConstant: a variable initialised from a traced value") {
+    std::optional<xtrace::variable<float>> v;
+    auto f = xtrace::function(
+        [&](auto x) {
+            if (!v)
+                v.emplace(2.f * x); // its value comes from the first call's x
+            v->assign_add(1.f);
+            return v->read();
+        },
+        quiet());
+    const xt::xarray<float> a = {1.f, 2.f};
+    CHECK((f(a) == xt::xarray<float>{3.f, 5.f})); // initialised, then incremented
+    CHECK((f(xt::xarray<float>{7.f, 7.f}) == xt::xarray<float>{4.f, 6.f}));
+    CHECK((v->value() == xt::xarray<float>{4.f, 6.f}));
+    CHECK(f.tracing_count() == 1);
+    xtrace::variable<float> e(xtrace::eager_tensor<float>(xt::xarray<float>{1.f, 2.f})); // eager
+    CHECK((e.value() == xt::xarray<float>{1.f, 2.f}));
+}

@@ -84,7 +84,8 @@ struct node {
     std::int64_t index = 0;         ///< arg: position of the argument in the call
     double fvalue = 0;              ///< constant of a floating dtype
     std::int64_t ivalue = 0;        ///< constant of an integer or bool dtype; while_loop: the
-                                    ///< most iterations (-1: no bound)
+                                    ///< most iterations (-1: no bound); assign_variable: 1 for
+                                    ///< an initializer (runs until the variable is initialised)
     /// Elementwise ops: the kernels chosen from the expression type when traced, so that a
     /// program compiles only the kernels its graphs use. assign_variable: when set, the update
     /// (add or sub) applied to the variable and the value under the variable's lock.

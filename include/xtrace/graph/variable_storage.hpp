@@ -21,7 +21,10 @@ struct variable_storage {
     dtype type = dtype::float32;  ///< element type
     shape_t shape;                ///< fixed at creation
     std::vector<std::byte> bytes; ///< the value, row-major; guarded by `mutex`
-    mutable std::mutex mutex;     ///< held while a step reads or writes `bytes`
+    /// False for a variable initialised from a traced value until the first call that runs
+    /// its initializer (the bytes are zeros until then); guarded by `mutex`.
+    bool initialized = true;
+    mutable std::mutex mutex; ///< held while a step reads or writes `bytes`
 
     /// "variable 'w'" or "a variable", for messages.
     std::string describe() const { return name.empty() ? "a variable" : "variable '" + name + "'"; }

@@ -459,12 +459,18 @@ private:
         const auto count = static_cast<std::size_t>(num_elements(s));
         std::array<std::int64_t, XTRACE_MAX_RANK> own{};
         const std::int64_t* st = home_strides(src, own.data());
-        if (count == 0)
+        if (count == 0) {
+            const std::lock_guard lock(n.var->mutex);
+            n.var->initialized = true;
             return;
+        }
         if (!n.kernels) {
             const std::lock_guard lock(n.var->mutex);
+            if (n.ivalue == 1 && n.var->initialized)
+                return; // an initializer runs once, on the first call
             gather(home_data(src), dtype_size(n.type), st, s.data(), s.size(), 0, count,
                    n.var->bytes.data());
+            n.var->initialized = true;
             return;
         }
         // assign_add / assign_sub: one read-modify-write under the lock, as tf's assign_add.

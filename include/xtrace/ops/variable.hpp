@@ -41,6 +41,43 @@ public:
     explicit variable(T initial, std::string name = {})
         : variable(xt::xarray<T>(initial), std::move(name)) {}
 
+    /// A variable initialised from a tensor (TensorFlow's non-constant initializer): created
+    /// while tracing (first trace only), its initial value is computed by the graph on the first
+    /// call, and its shape must be known when traced; eagerly, it is the tensor's value now.
+    template <class X>
+    requires(tensor_like<X>) explicit variable(const X& initial, std::string name = {})
+        : s_(std::make_shared<graph::variable_storage>()) {
+        static_assert(std::is_same_v<detail::value_of_t<X>, T>,
+                      "xtrace::variable<T>(x): x's dtype must be T; convert it with "
+                      "xtrace::cast<T>(x)");
+        s_->name = std::move(name);
+        s_->type = dtype_of_v<T>;
+        if (const trace::builder* b = trace::current())
+            b->check_variable_creation(s_->describe());
+        if constexpr (symbolic_tensor<X>) {
+            if (!detail::is_deferred(initial)) {
+                const shape_t shape = initial.shape();
+                if (!is_fully_known(shape))
+                    throw tracing_error("xtrace::variable: " + s_->describe() +
+                                        " is initialised from a tensor of shape " +
+                                        shape_string(shape) +
+                                        "; a variable's shape must be known when it is traced");
+                s_->shape = shape;
+                s_->bytes.assign(static_cast<std::size_t>(num_elements(shape)) * sizeof(T),
+                                 std::byte{0});
+                s_->initialized = false;
+                const auto t = expr::target_trace(initial);
+                t->add_assign_variable(s_, t->import(initial.builder().get(), initial.id()),
+                                       nullptr, true);
+                return;
+            }
+        }
+        const xt::xarray<T> value = detail::to_eager(initial).value();
+        s_->shape.assign(value.shape().begin(), value.shape().end());
+        s_->bytes.resize(value.size() * sizeof(T));
+        store(value);
+    }
+
     /// The value now (from plain code; inside a traced function use read()).
     xt::xarray<T> value() const {
         const std::lock_guard lock(s_->mutex);

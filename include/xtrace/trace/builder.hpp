@@ -112,7 +112,8 @@ public:
     /// writes update(var, value) instead, reading and writing under one lock (assign_add).
     graph::node_id add_assign_variable(std::shared_ptr<graph::variable_storage> var,
                                        graph::node_id value,
-                                       const graph::kernel_set* update = nullptr);
+                                       const graph::kernel_set* update = nullptr,
+                                       bool initializer = false);
 
     /// The node `id` as recorded so far.
     const graph::node& at(graph::node_id id) const { return g_.nodes[id]; }
@@ -348,7 +349,7 @@ builder::add_read_variable(std::shared_ptr<graph::variable_storage> var) {
 
 XTRACE_DECL graph::node_id
 builder::add_assign_variable(std::shared_ptr<graph::variable_storage> var, graph::node_id value,
-                             const graph::kernel_set* update) {
+                             const graph::kernel_set* update, bool initializer) {
     check_open("variable::assign");
     const shape_t& s = g_.nodes[value].shape;
     bool fits = s.size() == var->shape.size();
@@ -365,6 +366,7 @@ builder::add_assign_variable(std::shared_ptr<graph::variable_storage> var, graph
     n.inputs = {value};
     n.var = std::move(var);
     n.kernels = update;
+    n.ivalue = initializer ? 1 : 0;
     const auto id = push(std::move(n));
     g_.effects.push_back(id);
     return id;
