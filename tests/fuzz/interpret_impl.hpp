@@ -191,16 +191,18 @@ struct interpreter {
                 if constexpr (is_num<T>) {
                     const auto& counter = as<std::int32_t>(v[static_cast<std::size_t>(s.in[0])]);
                     const std::int32_t n = static_cast<std::int32_t>(s.attrs[0]);
-                    auto result =
-                        xtrace::while_loop([n](const auto& i, const auto&) { return i < n; },
-                                           [&](const auto& i, const auto& y) {
-                                               V<T> r = as<T>(unary(s.op, y));
-                                               if (c)
-                                                   r = as<T>(binary<T>(s.op2, r, as<T>(*c)));
-                                               return std::make_tuple(xtrace::erase(i + 1), r);
-                                           },
-                                           xtrace::erase(counter * 0), x);
-                    return wrap(std::get<1>(result));
+                    auto test = [n](const auto& i, const auto&) { return i < n; };
+                    auto body = [&](const auto& i, const auto& y) {
+                        V<T> r = as<T>(unary(s.op, y));
+                        if (c)
+                            r = as<T>(binary<T>(s.op2, r, as<T>(*c)));
+                        return std::make_tuple(xtrace::erase(i + 1), r);
+                    };
+                    const auto start = xtrace::erase(counter * 0);
+                    if (s.attrs.size() > 1) // bounded below the count: stops early
+                        return wrap(std::get<1>(xtrace::while_loop(
+                            test, body, start, x, xtrace::maximum_iterations(s.attrs[1]))));
+                    return wrap(std::get<1>(xtrace::while_loop(test, body, start, x)));
                 }
                 invalid("loop");
             },

@@ -286,7 +286,8 @@ std::optional<value_info> infer_step(const step& s, const std::vector<value_info
     }
     case step_kind::loop: {
         if (a->type != dtype::int32 || !a->shape.empty() || !b || b->type == dtype::boolean ||
-            s.attrs.size() != 1 || s.attrs[0] < 0 || s.attrs[0] > 4)
+            s.attrs.empty() || s.attrs.size() > 2 || s.attrs[0] < 0 || s.attrs[0] > 4 ||
+            (s.attrs.size() == 2 && s.attrs[1] < 0))
             return std::nullopt;
         auto body = unary(s.op, *b);
         if (!body)
@@ -490,6 +491,8 @@ step random_step(std::mt19937_64& rng, const std::vector<value_info>& pool) {
                 pool[static_cast<std::size_t>(k)].shape.empty())
                 s.in[0] = k;
         s.attrs = {uniform(rng, 0, 3)};
+        if (uniform(rng, 0, 2) == 0)
+            s.attrs.push_back(uniform(rng, 0, 3)); // maximum_iterations
         s.op = any_of(rng, unary_ops());
         s.op2 = pick(
             rng, {op_kind::add, op_kind::sub, op_kind::mul, op_kind::minimum, op_kind::maximum});
@@ -769,7 +772,11 @@ std::string to_cpp(const program& p, const std::vector<std::string>& inputs_text
             e = "std::get<1>(xtrace::while_loop([](auto i, auto) { return i < " +
                 std::to_string(s.attrs[0]) +
                 "; }, [&](auto i, auto v) { return std::make_tuple(i + 1, " + body + "); }, " +
-                in(0) + " * 0, " + in(1) + "))";
+                in(0) + " * 0, " + in(1) +
+                (s.attrs.size() > 1
+                     ? ", xtrace::maximum_iterations(" + std::to_string(s.attrs[1]) + ")"
+                     : std::string()) +
+                "))";
             break;
         }
         }
