@@ -50,24 +50,28 @@ xt::xarray<R> compute(const xt::xarray<A>& a) {
             return map([](A x) -> A { return std::ceil(x); })(a);
         else
             return map([](A x) -> A { return scalar::round(x); })(a);
-    } else if constexpr (k == op_kind::exp)
-        return xt::exp(a);
+    }
+    // Transcendentals through <cmath>, element by element: the reference stays independent of
+    // xsimd, which xtensor uses for them under XTENSOR_USE_XSIMD (and whose log loses
+    // subnormals).
+    else if constexpr (k == op_kind::exp)
+        return map([](A x) -> A { return std::exp(x); })(a);
     else if constexpr (k == op_kind::log)
-        return xt::log(a);
+        return map([](A x) -> A { return std::log(x); })(a);
     else if constexpr (k == op_kind::sqrt)
-        return xt::sqrt(a);
+        return map([](A x) -> A { return std::sqrt(x); })(a);
     else if constexpr (k == op_kind::rsqrt)
-        return A(1) / xt::sqrt(a);
+        return map([](A x) -> A { return A(1) / std::sqrt(x); })(a);
     else if constexpr (k == op_kind::sin)
-        return xt::sin(a);
+        return map([](A x) -> A { return std::sin(x); })(a);
     else if constexpr (k == op_kind::cos)
-        return xt::cos(a);
+        return map([](A x) -> A { return std::cos(x); })(a);
     else if constexpr (k == op_kind::tanh)
-        return xt::tanh(a);
+        return map([](A x) -> A { return std::tanh(x); })(a);
     else if constexpr (k == op_kind::sigmoid)
-        return A(1) / (A(1) + xt::exp(-a));
+        return map([](A x) -> A { return A(1) / (A(1) + std::exp(-x)); })(a);
     else if constexpr (k == op_kind::logical_not)
-        return !a;
+        return map([](A x) -> bool { return !x; })(a);
     else
         static_assert(xtrace::detail::dependent_false<Op>, "xtrace: no eager unary op");
 }
@@ -100,30 +104,32 @@ xt::xarray<R> compute(const xt::xarray<A>& a, const xt::xarray<A>& b) {
         return map([](A x, A y) -> A { return scalar::minimum(x, y); })(a, b);
     else if constexpr (k == op_kind::maximum)
         return map([](A x, A y) -> A { return scalar::maximum(x, y); })(a, b);
+    // Bool results element by element: xtensor 0.26's SIMD comparisons (XTENSOR_USE_XSIMD)
+    // give wrong bools under broadcasting.
     else if constexpr (k == op_kind::less)
-        return xt::less(a, b);
+        return map([](A x, A y) -> bool { return x < y; })(a, b);
     else if constexpr (k == op_kind::less_equal)
-        return xt::less_equal(a, b);
+        return map([](A x, A y) -> bool { return x <= y; })(a, b);
     else if constexpr (k == op_kind::greater)
-        return xt::greater(a, b);
+        return map([](A x, A y) -> bool { return x > y; })(a, b);
     else if constexpr (k == op_kind::greater_equal)
-        return xt::greater_equal(a, b);
+        return map([](A x, A y) -> bool { return x >= y; })(a, b);
     else if constexpr (k == op_kind::equal)
-        return xt::equal(a, b);
+        return map([](A x, A y) -> bool { return x == y; })(a, b);
     else if constexpr (k == op_kind::not_equal || k == op_kind::logical_xor)
-        return xt::not_equal(a, b);
+        return map([](A x, A y) -> bool { return x != y; })(a, b);
     else if constexpr (k == op_kind::logical_and)
-        return a && b;
+        return map([](A x, A y) -> bool { return x && y; })(a, b);
     else if constexpr (k == op_kind::logical_or)
-        return a || b;
+        return map([](A x, A y) -> bool { return x || y; })(a, b);
     else
         static_assert(xtrace::detail::dependent_false<Op>, "xtrace: no eager binary op");
 }
 
 template <class Op, class R, class A, class B, class C>
 xt::xarray<R> compute(const xt::xarray<A>& a, const xt::xarray<B>& b, const xt::xarray<C>& c) {
-    if constexpr (Op::kind == op_kind::where)
-        return xt::where(a, b, c);
+    if constexpr (Op::kind == op_kind::where) // (xt::where's SIMD form fails on bools in 0.26)
+        return map([](A p, B x, C y) -> R { return p ? x : y; })(a, b, c);
     else // clip: max with the low bound, then min with the high one
         return compute<op::minimum, R>(xt::xarray<A>(compute<op::maximum, R>(a, b)), c);
 }
