@@ -3,6 +3,7 @@
 
 #include "support/eager_scope.hpp"
 #include "support/testing.hpp"
+#include <xtrace/plan/arena.hpp>
 
 #include <atomic>
 #include <cmath>

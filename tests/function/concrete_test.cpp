@@ -66,3 +66,27 @@ TEST_CASE("static arguments in a concrete function's specs") {
     CHECK(cf(xt::xarray<std::int64_t>{1, 2}, 3)(1) == 6);
     CHECK_THROWS_AS(cf(xt::xarray<std::int64_t>{1, 2}, 4), xtrace::signature_error);
 }
+
+TEST_CASE("a concrete function prints the plan its calls run") {
+    auto f = xtrace::function([](auto x, auto y) { return xtrace::exp(x) * y + 1.0f; },
+                              quiet({.name = "model"}));
+    auto known = f.get_concrete_function(xtrace::spec<float>({2, 3}), xtrace::spec<float>({3}));
+    // One region over [2,3]: x read in place, y gathered (broadcast), the constant splatted.
+    const std::string text = known.plan_text();
+    CHECK(text.rfind("plan: 1 step, temps 0 bytes", 0) == 0);
+    CHECK(text.find("step 0: region [2,3], 3 nodes") != std::string::npos);
+    CHECK(text.find("in s1: %1 arg 1") != std::string::npos);
+    CHECK(text.find("constant 1, splat") != std::string::npos);
+    CHECK(text.find("-> output 0") != std::string::npos);
+    CHECK(known.plan_text({{2, 3}, {3}}) == text);
+
+    auto open = f.get_concrete_function(xtrace::spec<float>({-1, 3}), xtrace::spec<float>({3}));
+    CHECK_THROWS_AS(open.plan_text(), xtrace::signature_error); // which shapes?
+    CHECK(open.plan_text({{5, 3}, {3}}).find("region [5,3]") != std::string::npos);
+    CHECK_THROWS_AS(open.plan_text({{5, 4}, {3}}), xtrace::signature_error); // dim 1 is 3
+    CHECK_THROWS_AS(open.plan_text({{5, 3}}), xtrace::signature_error);      // one shape short
+    CHECK_THROWS_AS(open.plan_text({{5, 3}, {3}, {3}}), xtrace::signature_error);
+    // Still callable after the errors.
+    const xt::xarray<float> a = random_array<float>({5, 3}), b = random_array<float>({3});
+    CHECK(close(open(a, b), xt::xarray<float>(xt::exp(a) * b + 1.f)));
+}

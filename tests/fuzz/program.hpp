@@ -7,7 +7,7 @@
 // can tell a smaller program that still makes sense.
 
 #include <xtrace/core/dtype.hpp>
-#include <xtrace/expr/op.hpp>
+#include <xtrace/core/op.hpp>
 
 #include <array>
 #include <cstdint>

@@ -1,7 +1,13 @@
-// How graphs are planned: one fused region per elementwise chain, no intermediate materialised,
-// smaller broadcast subexpressions computed once in their own region.
+// How graphs are planned, read from the printed plan (plan::to_text): one fused region per
+// elementwise chain, no intermediate materialised, smaller broadcast subexpressions computed once
+// in their own region, reductions run inside the region that feeds them.
 
 #include "support/testing.hpp"
+
+#include <xtrace/plan/build.hpp>
+#include <xtrace/plan/text.hpp>
+
+#include <regex>
 
 using namespace xtrace;
 
@@ -13,7 +19,54 @@ struct traced {
         return arg<I, float>(b, b->add_arg(I, dtype::float32, std::move(shape)));
     }
 };
+
+// How often `pattern` matches in `text`.
+std::size_t count(const std::string& text, const std::string& pattern) {
+    const std::regex re(pattern);
+    return static_cast<std::size_t>(
+        std::distance(std::sregex_iterator(text.begin(), text.end(), re), std::sregex_iterator()));
+}
+
+// The numbers of the first "region ..., N nodes, block B, R registers" line.
+struct region_line {
+    std::size_t nodes = 0, block = 0, registers = 0;
+};
+region_line first_region(const std::string& text) {
+    std::smatch m;
+    const std::regex re(
+        R"(region \[[0-9,]*\], ([0-9]+) nodes?, block ([0-9]+), ([0-9]+) registers?)");
+    REQUIRE(std::regex_search(text, m, re));
+    return {std::stoul(m[1]), std::stoul(m[2]), std::stoul(m[3])};
+}
 } // namespace
+
+TEST_CASE("the plan of exp(x) * y + sum(x), printed") {
+    traced t;
+    auto x = t.input<0>({4});
+    auto y = t.input<1>({4});
+    // One statement each, so that node ids do not depend on the order operands are evaluated.
+    auto e = xtrace::exp(x);           // %2
+    auto p = e * y;                    // %3
+    auto total = xtrace::sum(x);       // %4
+    t.b->add_output((p + total).id()); // %5
+    const auto g = t.b->finish();
+    const std::vector<shape_t> shapes{{4}, {4}};
+    const std::string text = plan::to_text(plan::build(g, shapes), g);
+    // sum(x) reads an argument, so it cannot run inside a region: a step of its own, first,
+    // into a temp; the region then computes exp, mul and add block by block, reading x and y in
+    // place and the sum as one value, and writes only the output. Blocks of 4 elements (the
+    // whole tensor) in 4 registers of 8 bytes per element: 128 bytes of registers.
+    CHECK(text == R"(plan: 2 steps, temps 64 bytes, registers 128 bytes
+step 0: %4 = sum(%0, axes=[0]) : float32[] -> temp @0
+step 1: region [4], 3 nodes, block 4, 4 registers
+  in s0: %0 arg 0, r0
+  in s1: %1 arg 1, r1
+  in s2: %4 temp @0, r2
+  s3: %2 = exp(s0) : float32, r3
+  s4: %3 = mul(s3, s1) : float32, r3
+  s5: %5 = add(s4, s2) : float32 -> output 0
+)");
+}
 
 TEST_CASE("an elementwise chain is one region with no intermediate buffer") {
     traced t;
@@ -21,13 +74,15 @@ TEST_CASE("an elementwise chain is one region with no intermediate buffer") {
     auto y = 0.5f * x * (1.f + xtrace::tanh(0.7978845608f * (x + 0.044715f * x * x * x)));
     t.b->add_output(y.id());
     const auto g = t.b->finish();
-    const auto p = plan::build(g, std::vector<shape_t>{{4096}});
-    REQUIRE(p.regions.size() == 1);
-    CHECK(p.temp_bytes == 0);
-    CHECK(p.regions[0].block * p.regions[0].register_count * 8 <=
-          plan::detail::l1_data_bytes() / 2 + 64 * 8);
-    CHECK(p.regions[0].block % 64 == 0);
-    CHECK(p.regions[0].register_count < p.regions[0].nodes.size()); // registers are reused
+    const std::string text = plan::to_text(plan::build(g, std::vector<shape_t>{{4096}}), g);
+    CHECK(count(text, "step [0-9]+: region") == 1);
+    CHECK(count(text, "step [0-9]+: %") == 0);
+    CHECK(count(text, "temps 0 bytes") == 1);
+    CHECK(count(text, "temp @") == 0);
+    const region_line r = first_region(text);
+    CHECK(r.block * r.registers * 8 <= plan::l1_data_bytes() / 2 + 64 * 8);
+    CHECK(r.block % 64 == 0);
+    CHECK(r.registers < r.nodes); // registers are reused
 }
 
 TEST_CASE("a subexpression of a smaller shape is computed once, in its own region") {
@@ -37,11 +92,14 @@ TEST_CASE("a subexpression of a smaller shape is computed once, in its own regio
     auto y = x * xtrace::exp(bias) + 1.f;
     t.b->add_output(y.id());
     const auto g = t.b->finish();
-    const auto p = plan::build(g, std::vector<shape_t>{{100, 8}, {8}});
-    REQUIRE(p.regions.size() == 2);
-    CHECK(p.regions[0].shape == shape_t{8});
-    CHECK(p.regions[1].shape == shape_t{100, 8});
-    CHECK(p.temp_bytes == 64); // exp(bias): 8 floats, rounded to a cache line
+    const std::string text = plan::to_text(plan::build(g, std::vector<shape_t>{{100, 8}, {8}}), g);
+    CHECK(count(text, "step 0: region \\[8\\], 1 node") == 1);
+    CHECK(count(text, "step 1: region \\[100,8\\], 2 nodes") == 1);
+    CHECK(count(text, "step [0-9]+:") == 2);
+    // exp(bias): 8 floats in a temp, rounded to a cache line; the constant is splatted.
+    CHECK(count(text, "temps 64 bytes") == 1);
+    CHECK(count(text, "exp\\(s0\\) : float32 -> temp @0") == 1);
+    CHECK(count(text, "constant 1, splat") == 1);
 }
 
 TEST_CASE("common subexpressions are recorded once") {
@@ -81,13 +139,14 @@ TEST_CASE("a reduction over innermost dims runs inside the region that feeds it"
     t.b->add_output(total.id());
     t.b->add_output(cols.id());
     const auto g = t.b->finish();
-    const auto p = plan::build(g, std::vector<shape_t>{{300, 70}, {300, 70}});
-    std::size_t tails = 0;
-    for (const auto& r : p.regions)
-        tails += r.tails.size();
-    CHECK(tails == 3);
-    CHECK(p.singles.empty());
-    CHECK(p.temp_bytes == 0);
+    const std::string text =
+        plan::to_text(plan::build(g, std::vector<shape_t>{{300, 70}, {300, 70}}), g);
+    CHECK(count(text, "tail: ") == 3);
+    CHECK(count(text, "innermost dims, 70 elements per result -> output 0") == 1);
+    CHECK(count(text, "innermost dims, 21000 elements per result -> output 1") == 1);
+    CHECK(count(text, "outermost dims, 300 elements per result -> output 2") == 1);
+    CHECK(count(text, "step [0-9]+: %") == 0); // no step of its own
+    CHECK(count(text, "temps 0 bytes") == 1);
 
     // Results against xtensor, on blocks that split rows, for every reduction.
     auto f = xtrace::function([](auto a, auto b) {

@@ -41,5 +41,7 @@ TEST_CASE("a node without kernels cannot be planned") {
     g.outputs = {1};
     CHECK_THROWS_AS(plan::build(g, std::vector<shape_t>{{3}}), xtrace::error);
     g.nodes[1].kernels = &interp::kernels_of<op::exp, float, float>;
-    CHECK(plan::build(g, std::vector<shape_t>{{3}}).regions.size() == 1);
+    const plan::plan p = plan::build(g, std::vector<shape_t>{{3}});
+    REQUIRE(p.steps.size() == 1);
+    CHECK(std::holds_alternative<plan::region>(p.steps[0]));
 }

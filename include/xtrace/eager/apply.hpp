@@ -6,8 +6,8 @@
 // definitions where C++ leaves the meaning open.
 
 #include "../config.hpp"
+#include "../core/op.hpp"
 #include "../core/scalar_ops.hpp"
-#include "../expr/op.hpp"
 #include "../graph/shape_inference.hpp"
 #include "tensor.hpp"
 

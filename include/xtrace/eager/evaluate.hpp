@@ -9,7 +9,7 @@
 
 #include "../expr/node.hpp"
 #include "../interp/execute.hpp"
-#include "../plan/plan.hpp"
+#include "../plan/build.hpp"
 #include "tensor.hpp"
 
 #include <cstring>

@@ -6,9 +6,8 @@
 
 #include "../core/dtype.hpp"
 #include "../core/no_bool.hpp"
-#include "../interp/kernels.hpp"
+#include "../core/op.hpp"
 #include "../trace/builder.hpp"
-#include "op.hpp"
 
 #include <algorithm>
 #include <array>
@@ -161,32 +160,24 @@ std::shared_ptr<trace::builder> target_trace(const symbolic<Ts>&... operands) {
     return target_trace_of(all);
 }
 
-/// Records elementwise op `op` over `operands` (of dtype `operand`; for where, the branches')
-/// with result dtype `type` in their trace. `kernels` null: the runtime's own (see kernels_for).
+/// Records elementwise op `op` with result dtype `type` over `operands` in their trace, with
+/// `kernels` (see interp/kernel_choice.hpp).
 XTRACE_DECL detail::recorded
-record_elementwise(op_kind op, dtype operand, dtype type,
-                   std::span<const detail::symbolic_base* const> operands,
+record_elementwise(op_kind op, dtype type, std::span<const detail::symbolic_base* const> operands,
                    const graph::kernel_set* kernels);
 
-/// The kernels of elementwise `op` on dtype `type` (both operands and the result), compiled
-/// with the runtime: what typed code records when the runtime is compiled separately.
-XTRACE_DECL const graph::kernel_set* runtime_kernels(op_kind op, dtype type);
-
-/// Records `Op(children...)` in their trace and returns its typed handle.
+/// The operand dtype that picks the kernels of `Op(children...)` (for where: the branches').
 template <class Op, class... Children>
-node<Op, Children...> make_node(const Children&... children) {
+using operand_t = typename std::tuple_element_t<Op::kind == op_kind::where ? 1 : 0,
+                                                std::tuple<Children...>>::value_type;
+
+/// Records `Op(children...)` with `kernels` in their trace and returns its typed handle.
+template <class Op, class... Children>
+node<Op, Children...> make_node(const graph::kernel_set* kernels, const Children&... children) {
     using result = node<Op, Children...>;
-    using R = typename result::value_type;
-    using operand = typename std::tuple_element_t<Op::kind == op_kind::where ? 1 : 0,
-                                                  std::tuple<Children...>>::value_type;
     const detail::symbolic_base* operands[] = {&children...};
-#if defined(XTRACE_SEPARATE_COMPILATION)
-    const graph::kernel_set* kernels = nullptr; // compiled once, with the runtime
-#else
-    const graph::kernel_set* kernels = &interp::kernels_of<Op, operand, R>;
-#endif
     return result(
-        record_elementwise(Op::kind, dtype_of_v<operand>, dtype_of_v<R>, operands, kernels));
+        record_elementwise(Op::kind, dtype_of_v<typename result::value_type>, operands, kernels));
 }
 
 /// Records reduction `Op` of `x` over `axes` in x's trace.
@@ -260,20 +251,9 @@ target_trace_of(std::span<const detail::symbolic_base* const> operands) {
     return operands[0]->builder();
 }
 
-#if defined(XTRACE_SEPARATE_COMPILATION)
-XTRACE_DECL const graph::kernel_set* runtime_kernels(op_kind op, dtype type) {
-    return interp::kernels_for(op, type, type);
-}
-#endif
-
 XTRACE_DECL detail::recorded
-record_elementwise(op_kind op, [[maybe_unused]] dtype operand, dtype type,
-                   std::span<const detail::symbolic_base* const> operands,
+record_elementwise(op_kind op, dtype type, std::span<const detail::symbolic_base* const> operands,
                    const graph::kernel_set* kernels) {
-#if defined(XTRACE_SEPARATE_COMPILATION)
-    if (!kernels)
-        kernels = interp::kernels_for(op, operand, type);
-#endif
     for (const auto* x : operands)
         x->builder()->check_open(info(op).name, x->id());
     auto b = target_trace_of(operands);

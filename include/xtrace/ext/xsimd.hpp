@@ -12,10 +12,6 @@ namespace xtrace::simd {
 template <class T>
 using batch = xsimd::batch<T>;
 
-/// Lanes in batch<T>.
-template <class T>
-inline constexpr std::size_t width = xsimd::batch<T>::size;
-
 } // namespace xtrace::simd
 
 #endif

@@ -16,7 +16,7 @@
 #include <type_traits>
 #include <vector>
 
-namespace xtrace::detail {
+namespace xtrace::function_detail {
 
 /// An argument that is a tensor: any xtensor expression.
 template <class A>
@@ -119,6 +119,6 @@ decltype(auto) eager_param(const A& a) {
         return (a);
 }
 
-} // namespace xtrace::detail
+} // namespace xtrace::function_detail
 
 #endif

@@ -3,20 +3,18 @@
 
 // One call's view of its arguments: the cache key (dtype, rank, dims per tensor; a marker per
 // static), the strided inputs the interpreter reads, and the static values compared in place.
-// Also what runs a trace's graph and returns its outputs as xt::xarray.
 
 #include "../interp/execute.hpp"
 #include "arguments.hpp"
-#include "cache.hpp"
-#include "outputs.hpp"
+#include "binding_table.hpp"
+#include "signature.hpp"
 
 #include <array>
-#include <chrono>
 #include <span>
 #include <tuple>
 #include <vector>
 
-namespace xtrace::detail {
+namespace xtrace::function_detail {
 
 template <class... Args>
 inline constexpr std::size_t tensor_count_v = (std::size_t(0) + ... +
@@ -34,7 +32,7 @@ public:
         key_.clear();
         std::size_t t = 0;
         [&]<std::size_t... I>(std::index_sequence<I...>) {
-            (describe_one(detail::held_value(std::get<I>(held_)), I, t), ...);
+            (describe_one(function_detail::held_value(std::get<I>(held_)), I, t), ...);
         }
         (std::index_sequence_for<Args...>{});
         spare_ = &spare;
@@ -53,7 +51,7 @@ public:
     /// The arguments as the lambda's callers passed them (tensors possibly evaluated).
     template <std::size_t I>
     const auto& arg() const noexcept {
-        return detail::held_value(std::get<I>(held_));
+        return function_detail::held_value(std::get<I>(held_));
     }
 
     /// The call's full signature and its static values (the miss path only).
@@ -87,20 +85,18 @@ private:
     template <class A>
     void sign_one(const A& a, signature& sig, std::vector<static_value>& values,
                   std::size_t& at) const {
-        arg_signature as;
         if constexpr (tensor_argument<A>) {
             tensor_spec spec{static_cast<dtype>(key_[at]), {}};
             const auto rank = static_cast<std::size_t>(key_[at + 1]);
             spec.dims.assign(key_.begin() + static_cast<std::ptrdiff_t>(at + 2),
                              key_.begin() + static_cast<std::ptrdiff_t>(at + 2 + rank));
             at += 2 + rank;
-            as.tensor = std::move(spec);
+            sig.emplace_back(std::move(spec));
         } else {
             ++at;
-            as.value = make_static(a);
-            values.push_back(*as.value);
+            values.push_back(make_static(a));
+            sig.emplace_back(values.back());
         }
-        sig.push_back(std::move(as));
     }
 
     std::tuple<decltype(hold(std::declval<const Args&>()))...> held_;
@@ -111,43 +107,6 @@ private:
     std::size_t statics_count_ = 0;
 };
 
-/// Runs a trace's graph bound by `plan` on `inputs`; returns the outputs as Traced's result type.
-template <class Traced>
-auto run_graph(const trace_entry& trace, const plan::plan& p,
-               std::span<const interp::strided_input> inputs) {
-    using outs = outputs_of<Traced>;
-    using result = typename outs::result;
-    constexpr std::size_t n_out = std::tuple_size_v<typename outs::types>;
-    const graph::graph& g = trace.g;
-    auto make = [&](auto tag, std::size_t k) {
-        using T = typename decltype(tag)::type;
-        const shape_t& s = p.shapes[g.outputs[k]];
-        typename xt::xarray<T>::shape_type shape(s.begin(), s.end());
-        return xt::xarray<T>::from_shape(shape);
-    };
-    result out = [&]<std::size_t... K>(std::index_sequence<K...>) {
-        if constexpr (outs::single)
-            return make(std::type_identity<std::tuple_element_t<0, typename outs::types>>{}, 0);
-        else
-            return result(
-                make(std::type_identity<std::tuple_element_t<K, typename outs::types>>{}, K)...);
-    }
-    (std::make_index_sequence<n_out>{});
-    std::array<void*, n_out> ptrs;
-    if constexpr (outs::single)
-        ptrs[0] = out.data();
-    else
-        std::apply(
-            [&](auto&... xs) {
-                std::size_t k = 0;
-                ((ptrs[k++] = xs.data()), ...);
-            },
-            out);
-    if (!interp::execute_fused(trace.fused, g, p, inputs, ptrs[0]))
-        interp::execute(g, p, inputs, ptrs);
-    return out;
-}
-
-} // namespace xtrace::detail
+} // namespace xtrace::function_detail
 
 #endif

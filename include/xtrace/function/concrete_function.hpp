@@ -5,7 +5,10 @@
 
 #include "../graph/dot.hpp"
 #include "../graph/text.hpp"
+#include "../plan/build.hpp"
+#include "../plan/text.hpp"
 #include "call_frame.hpp"
+#include "run_graph.hpp"
 
 #include <memory>
 #include <mutex>
@@ -14,11 +17,20 @@
 
 namespace xtrace {
 
+namespace function_detail {
+
+/// The printed plan of `trace` for tensor arguments of `shapes`, or of its signature's own dims
+/// when `shapes` is null; throws signature_error when they do not fit it. `who` names the function.
+XTRACE_DECL std::string plan_text(const trace_entry& trace, const std::vector<shape_t>* shapes,
+                                  const std::string& who);
+
+} // namespace function_detail
+
 /// One traced graph with its signature; calls must fit the signature (signature_error).
 template <class Traced, std::size_t Arity>
 class concrete_function {
 public:
-    concrete_function(std::shared_ptr<const detail::trace_entry> trace, std::string name)
+    concrete_function(std::shared_ptr<const function_detail::trace_entry> trace, std::string name)
         : state_(std::make_shared<state>(std::move(trace), std::move(name))) {}
 
     /// Runs the graph on arguments that fit its signature.
@@ -26,22 +38,32 @@ public:
     auto operator()(const Args&... args) const {
         static_assert(sizeof...(Args) == Arity,
                       "xtrace::concrete_function: call it with as many arguments as its specs");
-        (detail::check_argument<Args>(), ...);
-        detail::call_frame<Args...> frame(args...);
+        (function_detail::check_argument<Args>(), ...);
+        function_detail::call_frame<Args...> frame(args...);
         auto plan = state_->plan_for(frame);
-        return detail::run_graph<Traced>(*state_->trace, *plan, frame.inputs());
+        return function_detail::run_graph<Traced>(*state_->trace, *plan, frame.inputs());
     }
 
     /// "(x0: float32[?,3], x1: float32[3]) -> float32[?,3]".
     std::string signature() const { return state_->trace->pretty(); }
     /// The graph, one node per line.
     std::string graph_text() const { return graph::to_text(state_->trace->g); }
+    /// The plan calls with tensor arguments of these shapes (in order) run: fused regions,
+    /// block size, registers, where each value lives, step order (plan/text.hpp).
+    std::string plan_text(const std::vector<shape_t>& shapes) const {
+        return function_detail::plan_text(*state_->trace, &shapes, state_->name);
+    }
+    /// The plan for the signature's own dims, which must all be known (else signature_error:
+    /// pass the shapes).
+    std::string plan_text() const {
+        return function_detail::plan_text(*state_->trace, nullptr, state_->name);
+    }
     /// The graph in Graphviz DOT.
     std::string to_dot() const { return graph::to_dot(state_->trace->g, state_->name); }
 
 private:
     struct state {
-        state(std::shared_ptr<const detail::trace_entry> t, std::string n)
+        state(std::shared_ptr<const function_detail::trace_entry> t, std::string n)
             : trace(std::move(t)), name(std::move(n)) {}
 
         // The plan for the frame's shapes; checks the frame against the signature first.
@@ -55,10 +77,11 @@ private:
                         statics_match(frame))
                         return p;
             }
-            std::vector<detail::static_value> values;
-            const detail::signature call = frame.make_signature(values);
-            detail::check_fits(trace->sig, call, name, "the concrete function's signature");
-            auto p = detail::make_plan(trace->g, call);
+            std::vector<function_detail::static_value> values;
+            const function_detail::signature call = frame.make_signature(values);
+            function_detail::check_fits(trace->sig, call, name,
+                                        "the concrete function's signature");
+            auto p = plan::make_plan(trace->g, function_detail::tensor_shapes(call));
             std::lock_guard lock(mutex);
             if (plans.size() == max_plans)
                 plans.erase(plans.begin());
@@ -72,17 +95,18 @@ private:
             const auto refs = frame.statics();
             std::size_t s = 0;
             for (const auto& a : trace->sig) {
-                if (!a.value)
+                const function_detail::static_value* value = function_detail::static_of(a);
+                if (!value)
                     continue;
-                const detail::static_ref& r = refs[s++];
-                if (!r.equals(*a.value, r.value))
+                const function_detail::static_ref& r = refs[s++];
+                if (!r.equals(*value, r.value))
                     return false;
             }
             return true;
         }
 
         static constexpr std::size_t max_plans = 8;
-        std::shared_ptr<const detail::trace_entry> trace;
+        std::shared_ptr<const function_detail::trace_entry> trace;
         std::string name;
         std::mutex mutex;
         std::vector<std::pair<std::vector<std::int64_t>, std::shared_ptr<const plan::plan>>> plans;
@@ -92,5 +116,41 @@ private:
 };
 
 } // namespace xtrace
+
+#if XTRACE_DEFINE_RUNTIME
+
+namespace xtrace::function_detail {
+
+XTRACE_DECL std::string plan_text(const trace_entry& trace, const std::vector<shape_t>* shapes,
+                                  const std::string& who) {
+    signature call = trace.sig;
+    std::size_t t = 0;
+    for (auto& a : call)
+        if (tensor_spec* spec = tensor_of(a)) {
+            if (!shapes) {
+                if (!is_fully_known(spec->dims))
+                    throw signature_error(
+                        who + ": plan_text() needs known dims, the signature is " +
+                        signature_text(trace.sig) + "; pass the tensor arguments' shapes");
+                continue;
+            }
+            if (t == shapes->size())
+                throw signature_error(who + ": plan_text was given " +
+                                      std::to_string(shapes->size()) +
+                                      " shapes, the signature has more tensor arguments");
+            spec->dims = (*shapes)[t++];
+        }
+    if (shapes && t != shapes->size())
+        throw signature_error(who + ": plan_text was given " + std::to_string(shapes->size()) +
+                              " shapes, the signature has " + std::to_string(t) +
+                              " tensor arguments");
+    check_fits(trace.sig, call, who, "the concrete function's signature");
+    const auto p = plan::build(trace.g, tensor_shapes(call));
+    return plan::to_text(p, trace.g);
+}
+
+} // namespace xtrace::function_detail
+
+#endif
 
 #endif

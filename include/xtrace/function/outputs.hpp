@@ -13,7 +13,7 @@
 #include <type_traits>
 #include <utility>
 
-namespace xtrace::detail {
+namespace xtrace::function_detail {
 
 template <class R>
 struct outputs_of {
@@ -72,6 +72,6 @@ auto eager_result(const R& r) {
             r);
 }
 
-} // namespace xtrace::detail
+} // namespace xtrace::function_detail
 
 #endif

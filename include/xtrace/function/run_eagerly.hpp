@@ -5,21 +5,21 @@
 
 namespace xtrace {
 
-namespace detail {
+namespace function_detail {
 inline std::atomic<bool>& run_eagerly_flag() noexcept {
     static std::atomic<bool> flag{false};
     return flag;
 }
-} // namespace detail
+} // namespace function_detail
 
 /// When on, every traced function runs its lambda eagerly on xtensor values (for debugging).
 inline void run_functions_eagerly(bool on) noexcept {
-    detail::run_eagerly_flag().store(on, std::memory_order_relaxed);
+    function_detail::run_eagerly_flag().store(on, std::memory_order_relaxed);
 }
 
 /// Whether traced functions currently run eagerly.
 inline bool functions_run_eagerly() noexcept {
-    return detail::run_eagerly_flag().load(std::memory_order_relaxed);
+    return function_detail::run_eagerly_flag().load(std::memory_order_relaxed);
 }
 
 } // namespace xtrace

@@ -1,8 +1,9 @@
 #ifndef XTRACE_FUNCTION_SIGNATURE_HPP
 #define XTRACE_FUNCTION_SIGNATURE_HPP
 
-// Signatures of calls and traces: per argument a tensor spec or a static value. What fits what,
-// how two signatures relax into one, and how they differ (the retrace reasons).
+// Signatures of calls and traces: per argument a tensor spec or a static value. One comparison
+// lists how two signatures differ; what fits what, how two signatures relax into one, why a call
+// is rejected and why a retrace happened are all read from it.
 
 #include "../config.hpp"
 #include "../core/error.hpp"
@@ -12,20 +13,56 @@
 #include <optional>
 #include <string>
 #include <utility>
+#include <variant>
 #include <vector>
 
-namespace xtrace::detail {
+namespace xtrace::function_detail {
 
-/// One argument of a signature.
-struct arg_signature {
-    std::optional<tensor_spec> tensor; ///< set for tensor arguments
-    std::optional<static_value> value; ///< set for static arguments
-
-    friend bool operator==(const arg_signature&, const arg_signature&) = default;
-};
+/// One argument of a signature: a tensor's spec, or a static argument's value.
+using arg_signature = std::variant<tensor_spec, static_value>;
 
 /// A call's or a trace's signature.
 using signature = std::vector<arg_signature>;
+
+/// The spec of a tensor argument, or nullptr for a static one.
+inline const tensor_spec* tensor_of(const arg_signature& a) noexcept {
+    return std::get_if<tensor_spec>(&a);
+}
+/// The same, writable.
+inline tensor_spec* tensor_of(arg_signature& a) noexcept {
+    return std::get_if<tensor_spec>(&a);
+}
+/// The value of a static argument, or nullptr for a tensor.
+inline const static_value* static_of(const arg_signature& a) noexcept {
+    return std::get_if<static_value>(&a);
+}
+
+/// One way a signature differs from another.
+struct mismatch {
+    enum class kind : std::uint8_t {
+        count, ///< different argument counts (the only mismatch then listed)
+        role,  ///< a tensor in one, a static value in the other
+        value, ///< different static values
+        dtype, ///< different tensor dtypes
+        rank,  ///< same dtype, different ranks
+        dim    ///< same dtype and rank, a different dim (one mismatch per dim)
+    };
+    kind what;
+    std::size_t arg = 0; ///< the argument (not for count)
+    std::size_t dim = 0; ///< the dim (dim only)
+
+    /// True for the mismatches no relaxed dim can bridge (all but dim and value).
+    bool structural() const noexcept { return what != kind::dim && what != kind::value; }
+};
+
+/// How `to` differs from `from`, argument by argument. With `unknown_matches`, an unknown dim
+/// of `from` matches any dim of `to` (is `to` served by `from`?); without, it is a dim like any
+/// other (what changed?).
+XTRACE_DECL std::vector<mismatch> compare(const signature& from, const signature& to,
+                                          bool unknown_matches);
+
+/// The dims of the tensor arguments of `s`, in order.
+XTRACE_DECL std::vector<shape_t> tensor_shapes(const signature& s);
 
 /// True when a call with signature `call` (all dims known) may run trace `trace`.
 XTRACE_DECL bool fits(const signature& trace, const signature& call);
@@ -39,12 +76,13 @@ XTRACE_DECL std::optional<signature> relax(const signature& a, const signature& 
 XTRACE_DECL void check_fits(const signature& expected, const signature& call,
                             const std::string& who, const std::string& source);
 
+/// "?" for an unknown dim, else the size.
 XTRACE_DECL std::string dim_text(dim_t d);
 
-/// What changed from `from` to `to`, one phrase per argument: "arg 0: dim 1 changed 3 -> 4".
+/// What changed from `from` to `to`, one phrase per mismatch: "arg 0: dim 1 changed 3 -> 4".
 XTRACE_DECL std::vector<std::string> differences(const signature& from, const signature& to);
 
-/// How far `to` is from `from`: {structural differences (argument count, tensor or static,
+/// How far `to` is from `from`: {structural mismatches (argument count, tensor or static,
 /// dtype, rank), differing dims and static values}, to be compared lexicographically.
 XTRACE_DECL std::pair<std::size_t, std::size_t> signature_distance(const signature& from,
                                                                    const signature& to);
@@ -52,158 +90,13 @@ XTRACE_DECL std::pair<std::size_t, std::size_t> signature_distance(const signatu
 /// "(x0: float32[?,3], x1: float32[3], x2: 2)".
 XTRACE_DECL std::string signature_text(const signature& s);
 
-} // namespace xtrace::detail
+/// "float32[?,3]" for a tensor, the value for a static argument.
+XTRACE_DECL std::string arg_text(const arg_signature& a);
+
+} // namespace xtrace::function_detail
 
 #if XTRACE_DEFINE_RUNTIME
-
-namespace xtrace::detail {
-
-XTRACE_DECL bool fits(const signature& trace, const signature& call) {
-    if (trace.size() != call.size())
-        return false;
-    for (std::size_t i = 0; i < trace.size(); ++i) {
-        const auto &t = trace[i], &c = call[i];
-        if (t.tensor.has_value() != c.tensor.has_value())
-            return false;
-        if (!t.tensor) {
-            if (!(*t.value == *c.value))
-                return false;
-            continue;
-        }
-        if (t.tensor->type != c.tensor->type || t.tensor->dims.size() != c.tensor->dims.size())
-            return false;
-        for (std::size_t d = 0; d < t.tensor->dims.size(); ++d)
-            if (t.tensor->dims[d] >= 0 && t.tensor->dims[d] != c.tensor->dims[d])
-                return false;
-    }
-    return true;
-}
-
-XTRACE_DECL std::optional<signature> relax(const signature& a, const signature& b) {
-    if (a.size() != b.size())
-        return std::nullopt;
-    signature out = a;
-    for (std::size_t i = 0; i < a.size(); ++i) {
-        if (a[i].tensor.has_value() != b[i].tensor.has_value())
-            return std::nullopt;
-        if (!a[i].tensor) {
-            if (!(*a[i].value == *b[i].value))
-                return std::nullopt;
-            continue;
-        }
-        const auto &x = *a[i].tensor, &y = *b[i].tensor;
-        if (x.type != y.type || x.dims.size() != y.dims.size())
-            return std::nullopt;
-        for (std::size_t d = 0; d < x.dims.size(); ++d)
-            if (x.dims[d] != y.dims[d])
-                out[i].tensor->dims[d] = unknown_dim;
-    }
-    return out;
-}
-
-XTRACE_DECL void check_fits(const signature& expected, const signature& call,
-                            const std::string& who, const std::string& source) {
-    if (expected.size() != call.size())
-        throw signature_error(who + ": called with " + std::to_string(call.size()) +
-                              " arguments, " + source + " has " + std::to_string(expected.size()));
-    for (std::size_t i = 0; i < call.size(); ++i) {
-        const std::string head = who + ": arg " + std::to_string(i) + " ";
-        const auto &want = expected[i], &got = call[i];
-        if (want.tensor.has_value() != got.tensor.has_value())
-            throw signature_error(head + (got.tensor ? "is a tensor" : "is not a tensor") + ", " +
-                                  source + " expects " +
-                                  (want.tensor ? want.tensor->to_string() : want.value->text()));
-        if (!want.tensor) {
-            if (!(*want.value == *got.value))
-                throw signature_error(head + "is " + got.value->text() + ", " + source +
-                                      " expects " + want.value->text());
-            continue;
-        }
-        const tensor_spec &w = *want.tensor, &g = *got.tensor;
-        if (w.type != g.type)
-            throw signature_error(head + "has dtype " + std::string(dtype_name(g.type)) + ", " +
-                                  source + " expects " + w.to_string());
-        if (w.dims.size() != g.dims.size())
-            throw signature_error(head + "has rank " + std::to_string(g.dims.size()) + " (" +
-                                  g.to_string() + "), " + source + " expects " + w.to_string());
-        for (std::size_t d = 0; d < w.dims.size(); ++d)
-            if (w.dims[d] >= 0 && w.dims[d] != g.dims[d])
-                throw signature_error(head + "dim " + std::to_string(d) + " is " +
-                                      std::to_string(g.dims[d]) + ", " + source + " expects " +
-                                      std::to_string(w.dims[d]) + " (" + w.to_string() + ", got " +
-                                      g.to_string() + ")");
-    }
-}
-
-XTRACE_DECL std::string dim_text(dim_t d) {
-    return d < 0 ? std::string("?") : std::to_string(d);
-}
-
-XTRACE_DECL std::pair<std::size_t, std::size_t> signature_distance(const signature& from,
-                                                                   const signature& to) {
-    if (from.size() != to.size())
-        return {std::max(from.size(), to.size()) + 1, 0};
-    std::pair<std::size_t, std::size_t> d{0, 0};
-    for (std::size_t i = 0; i < from.size(); ++i) {
-        const auto &f = from[i], &t = to[i];
-        if (f.tensor.has_value() != t.tensor.has_value() ||
-            (f.tensor && (f.tensor->type != t.tensor->type ||
-                          f.tensor->dims.size() != t.tensor->dims.size()))) {
-            ++d.first;
-        } else if (!f.tensor) {
-            d.second += !(*f.value == *t.value);
-        } else {
-            for (std::size_t k = 0; k < f.tensor->dims.size(); ++k)
-                d.second += f.tensor->dims[k] != t.tensor->dims[k];
-        }
-    }
-    return d;
-}
-
-XTRACE_DECL std::vector<std::string> differences(const signature& from, const signature& to) {
-    std::vector<std::string> out;
-    if (from.size() != to.size()) {
-        out.push_back("argument count changed " + std::to_string(from.size()) + " -> " +
-                      std::to_string(to.size()));
-        return out;
-    }
-    for (std::size_t i = 0; i < from.size(); ++i) {
-        const std::string arg = "arg " + std::to_string(i) + ": ";
-        const auto &f = from[i], &t = to[i];
-        if (f.tensor.has_value() != t.tensor.has_value()) {
-            out.push_back(
-                arg + (t.tensor ? "static value became a tensor" : "tensor became a static value"));
-        } else if (!f.tensor) {
-            if (!(*f.value == *t.value))
-                out.push_back(arg + "value changed " + f.value->text() + " -> " + t.value->text());
-        } else if (f.tensor->type != t.tensor->type) {
-            out.push_back(arg + "dtype " + std::string(dtype_name(f.tensor->type)) + " -> " +
-                          std::string(dtype_name(t.tensor->type)));
-        } else if (f.tensor->dims.size() != t.tensor->dims.size()) {
-            out.push_back(arg + "rank changed " + std::to_string(f.tensor->dims.size()) + " -> " +
-                          std::to_string(t.tensor->dims.size()));
-        } else {
-            for (std::size_t d = 0; d < f.tensor->dims.size(); ++d)
-                if (f.tensor->dims[d] != t.tensor->dims[d])
-                    out.push_back(arg + "dim " + std::to_string(d) + " changed " +
-                                  dim_text(f.tensor->dims[d]) + " -> " +
-                                  dim_text(t.tensor->dims[d]));
-        }
-    }
-    return out;
-}
-
-XTRACE_DECL std::string signature_text(const signature& s) {
-    std::string out = "(";
-    for (std::size_t i = 0; i < s.size(); ++i) {
-        out += (i ? ", x" : "x") + std::to_string(i) + ": ";
-        out += s[i].tensor ? s[i].tensor->to_string() : s[i].value->text();
-    }
-    return out + ")";
-}
-
-} // namespace xtrace::detail
-
+#include "impl/signature.ipp"
 #endif
 
 #endif

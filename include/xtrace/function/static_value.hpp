@@ -16,7 +16,7 @@
 #include <type_traits>
 #include <typeinfo>
 
-namespace xtrace::detail {
+namespace xtrace::function_detail {
 
 template <class T>
 concept streamable = requires(std::ostream& os, const T& v) {
@@ -134,6 +134,6 @@ static_value make_static(const A& a) {
     return static_value::make(typename key::stored(key::view(a)));
 }
 
-} // namespace xtrace::detail
+} // namespace xtrace::function_detail
 
 #endif

@@ -6,15 +6,16 @@
 
 #include "../interp/static_fusion.hpp"
 #include "../trace/builder.hpp"
+#include "../trace/finish.hpp"
 #include "arguments.hpp"
-#include "cache.hpp"
 #include "outputs.hpp"
+#include "trace_entry.hpp"
 
 #include <memory>
 #include <tuple>
 #include <utility>
 
-namespace xtrace::detail {
+namespace xtrace::function_detail {
 
 /// The expression type F builds for arguments of types Args (tensors become symbolic args).
 template <class F, class... Args>
@@ -79,7 +80,7 @@ constexpr void report_untraceable() {
         }
         (std::index_sequence_for<Args...>{});
     } else {
-        static_assert(dependent_false<F>,
+        static_assert(detail::dependent_false<F>,
                       "xtrace::function: the lambda cannot be called with its tensor arguments "
                       "as symbolic tensors; declare every tensor parameter `auto` or `const "
                       "auto&` so that it can be traced");
@@ -99,7 +100,7 @@ std::shared_ptr<trace_entry> trace_lambda(const F& fn, const signature& target, 
         constexpr std::size_t i = decltype(index)::value;
         using A = std::remove_cvref_t<decltype(a)>;
         if constexpr (tensor_argument<A> || spec_argument<A>) {
-            const tensor_spec& spec = *target[i].tensor;
+            const tensor_spec& spec = *tensor_of(target[i]);
             return symbolic_param_t<i, A>(
                 b, b->add_arg(static_cast<std::int64_t>(i), spec.type, spec.dims));
         } else {
@@ -124,9 +125,9 @@ std::shared_ptr<trace_entry> trace_lambda(const F& fn, const signature& target, 
     if constexpr (outputs_of<Traced>::single)
         if (static_fusion)
             fused = interp::static_fusion::kernel_for<Traced>();
-    return finish_trace(*b, target, fused);
+    return make_trace_entry(trace::finish_trace(*b), target, fused);
 }
 
-} // namespace xtrace::detail
+} // namespace xtrace::function_detail
 
 #endif

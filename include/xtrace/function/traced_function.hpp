@@ -5,9 +5,11 @@
 // cached graph. Called with symbolic tensors (from inside another trace) it is inlined; called
 // with eager tensors, or while functions run eagerly, it just runs the lambda.
 
+#include "cache.hpp"
 #include "call_frame.hpp"
 #include "concrete_function.hpp"
 #include "run_eagerly.hpp"
+#include "run_graph.hpp"
 #include "trace_lambda.hpp"
 
 #include <chrono>
@@ -27,28 +29,29 @@ class traced_function {
 public:
     /// The expression type the lambda builds for arguments of types Args.
     template <class... Args>
-    using graph_type = typename detail::graph_of<F, std::remove_cvref_t<Args>...>::type;
+    using graph_type = typename function_detail::graph_of<F, std::remove_cvref_t<Args>...>::type;
 
     traced_function(F fn, options opts)
         : fn_(std::make_shared<const F>(std::move(fn))),
-          cache_(detail::make_trace_cache(std::move(opts))) {}
+          cache_(function_detail::make_trace_cache(std::move(opts))) {}
 
     /// Runs the function: from its cached graph, tracing first on a new signature.
     template <class... Args>
     auto operator()(const Args&... args) const {
-        if constexpr (!(detail::valid_argument_v<Args> && ...)) {
-            (detail::check_argument<Args>(), ...); // names the unsupported element type
+        if constexpr (!(function_detail::valid_argument_v<Args> && ...)) {
+            (function_detail::check_argument<Args>(), ...); // names the unsupported element type
         } else if constexpr ((symbolic_tensor<Args> || ...) || (eager_tensor_type<Args> || ...)) {
             return (*fn_)(args...); // inside another trace, or eager: inline the lambda
-        } else if constexpr (!detail::traceable_v<F, Args...>) {
-            detail::report_untraceable<F, Args...>();
-        } else if constexpr (!detail::outputs_of<graph_type<Args...>>::valid) {
-            detail::check_result<graph_type<Args...>>();
+        } else if constexpr (!function_detail::traceable_v<F, Args...>) {
+            function_detail::report_untraceable<F, Args...>();
+        } else if constexpr (!function_detail::outputs_of<graph_type<Args...>>::valid) {
+            function_detail::check_result<graph_type<Args...>>();
         } else {
             using traced = graph_type<Args...>;
-            using result = typename detail::outputs_of<traced>::result;
+            using result = typename function_detail::outputs_of<traced>::result;
             if (functions_run_eagerly())
-                return result(detail::eager_result((*fn_)(detail::eager_param(args)...)));
+                return result(
+                    function_detail::eager_result((*fn_)(function_detail::eager_param(args)...)));
             return call<traced>(args...);
         }
     }
@@ -58,12 +61,12 @@ public:
     template <class... Specs>
     auto get_concrete_function(const Specs&... specs) const {
         using traced = graph_type<Specs...>;
-        detail::check_result<traced>();
-        detail::signature sig;
+        function_detail::check_result<traced>();
+        function_detail::signature sig;
         (sig.push_back(spec_signature(specs)), ...);
-        auto entry = cache_->trace_exact(sig, [&](const detail::signature& target) {
-            return detail::trace_lambda<traced>(*fn_, target, opts().static_fusion,
-                                                cache_->first_trace(), opts().name, specs...);
+        auto entry = cache_->trace_exact(sig, [&](const function_detail::signature& target) {
+            return function_detail::trace_lambda<traced>(
+                *fn_, target, opts().static_fusion, cache_->first_trace(), opts().name, specs...);
         });
         return concrete_function<traced, sizeof...(Specs)>(
             std::move(entry), opts().name.empty() ? "xtrace::concrete_function" : opts().name);
@@ -91,46 +94,47 @@ public:
 private:
     template <class Traced, class... Args>
     auto call(const Args&... args) const {
-        detail::call_frame<Args...> frame(args...);
-        detail::resolved r;
+        function_detail::call_frame<Args...> frame(args...);
+        function_detail::bound_trace r;
         if (!cache_->find(frame.key(), frame.statics(), r)) {
-            std::vector<detail::static_value> values;
-            const detail::signature sig = frame.make_signature(values);
-            auto trace = [&](const detail::signature& target) {
+            std::vector<function_detail::static_value> values;
+            const function_detail::signature sig = frame.make_signature(values);
+            auto trace = [&](const function_detail::signature& target) {
                 return [&]<std::size_t... I>(std::index_sequence<I...>) {
-                    return detail::trace_lambda<Traced>(*fn_, target, opts().static_fusion,
-                                                        cache_->first_trace(), opts().name,
-                                                        frame.template arg<I>()...);
+                    return function_detail::trace_lambda<Traced>(*fn_, target, opts().static_fusion,
+                                                                 cache_->first_trace(), opts().name,
+                                                                 frame.template arg<I>()...);
                 }
                 (std::index_sequence_for<Args...>{});
             };
             r = cache_->miss(sig, frame.key(), frame.statics(), values, trace);
         }
         const auto start = std::chrono::steady_clock::now();
-        auto out = detail::run_graph<Traced>(*r.trace, *r.plan, frame.inputs());
+        auto out = function_detail::run_graph<Traced>(*r.trace, *r.plan, frame.inputs());
         cache_->add_running_time(std::chrono::steady_clock::now() - start);
         return out;
     }
 
     template <class S>
-    static detail::arg_signature spec_signature(const S& s) {
-        detail::arg_signature a;
-        if constexpr (detail::spec_argument<S>)
-            a.tensor = static_cast<const tensor_spec&>(s);
-        else if constexpr (detail::tensor_argument<S>) // a tensor stands for its spec, as in TF
-            a.tensor = tensor_spec{dtype_of_v<detail::tensor_element_t<S>>,
-                                   shape_t(s.shape().begin(), s.shape().end())};
-        else if constexpr (std::is_same_v<S, tensor_spec>)
+    static function_detail::arg_signature spec_signature(const S& s) {
+        if constexpr (function_detail::spec_argument<S>)
+            return static_cast<const tensor_spec&>(s);
+        else if constexpr (function_detail::tensor_argument<S>) // a tensor stands for its spec, as
+                                                                // in TF
+            return tensor_spec{dtype_of_v<function_detail::tensor_element_t<S>>,
+                               shape_t(s.shape().begin(), s.shape().end())};
+        else if constexpr (std::is_same_v<S, tensor_spec>) {
             static_assert(detail::dependent_false<S>,
                           "xtrace::get_concrete_function: pass xtrace::spec<T>(dims), whose "
                           "element type is known at compile time, not a plain tensor_spec");
-        else
-            a.value = detail::make_static(s);
-        return a;
+            return tensor_spec{};
+        } else {
+            return function_detail::make_static(s);
+        }
     }
 
     std::shared_ptr<const F> fn_;
-    std::shared_ptr<detail::trace_cache> cache_;
+    std::shared_ptr<function_detail::trace_cache> cache_;
 };
 
 /// Wraps `fn`, a generic lambda over tensors, as a traced function.

@@ -25,7 +25,7 @@ XTRACE_DECL std::string to_dot(const graph& g, const std::string& name) {
         const node& n = g.nodes[id];
         os << "  n" << id << " [label=\"";
         if (n.op == op_kind::arg)
-            os << 'x' << n.index;
+            os << 'x' << n.arg_position;
         else if (n.op == op_kind::constant)
             os << (is_floating(n.type) ? std::to_string(n.fvalue) : std::to_string(n.ivalue));
         else

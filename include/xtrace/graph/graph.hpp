@@ -2,8 +2,8 @@
 #define XTRACE_GRAPH_GRAPH_HPP
 
 #include "../core/dtype.hpp"
+#include "../core/op.hpp"
 #include "../core/shape.hpp"
-#include "../expr/op.hpp"
 #include "variable_storage.hpp"
 
 #include <cstddef>
@@ -77,22 +77,31 @@ using node_id = std::uint32_t;
 
 /// One operation of the runtime graph IR.
 struct node {
-    op_kind op = op_kind::constant; ///< what it computes
-    dtype type = dtype::float32;    ///< element type of its result
-    std::vector<node_id> inputs;    ///< operands, in order
-    shape_t shape;                  ///< result shape as known at trace time (-1 unknown)
-    std::int64_t index = 0;         ///< arg: position of the argument in the call
-    double fvalue = 0;              ///< constant of a floating dtype
-    std::int64_t ivalue = 0;        ///< constant of an integer or bool dtype; while_loop: the
-                                    ///< most iterations (-1: no bound); assign_variable: 1 for
-                                    ///< an initializer (runs until the variable is initialised)
+    op_kind op = op_kind::constant;   ///< what it computes
+    dtype type = dtype::float32;      ///< element type of its result
+    std::vector<node_id> inputs;      ///< operands, in order
+    shape_t shape;                    ///< result shape as known at trace time (-1 unknown)
+    std::int64_t arg_position = 0;    ///< arg: position of the argument in the call (in a
+                                      ///< subgraph: of the input of its cond or while_loop node)
+    std::int64_t result_index = 0;    ///< result: which result of its cond or while_loop node
+    double fvalue = 0;                ///< constant of a floating dtype
+    std::int64_t ivalue = 0;          ///< constant of an integer or bool dtype
+    std::int64_t max_iterations = -1; ///< while_loop: the most iterations (-1: no bound)
+    bool initializer = false;         ///< assign_variable: runs until the variable is initialised
     /// Elementwise ops: the kernels chosen from the expression type when traced, so that a
     /// program compiles only the kernels its graphs use. assign_variable: when set, the update
     /// (add or sub) applied to the variable and the value under the variable's lock.
     const kernel_set* kernels = nullptr;
     /// Reductions: the reduced dims, sorted. transpose: the permutation. expand_dims, squeeze:
-    /// the axis. reshape, broadcast_to: the requested dims.
+    /// the axis.
     std::vector<std::int64_t> axes;
+    /// reshape, broadcast_to: the requested dims.
+    shape_t dims;
+
+    /// A shape op's attributes: `dims` for reshape and broadcast_to, else `axes`.
+    const std::vector<std::int64_t>& shape_attributes() const {
+        return op == op_kind::reshape || op == op_kind::broadcast_to ? dims : axes;
+    }
     bool keep_dims = false;                 ///< reductions: reduced dims kept with size 1
     const reduce_kernels* reduce = nullptr; ///< reductions: kernels chosen from the expression type
     matmul_fn matmul = nullptr;             ///< matmul: the kernel chosen from the expression type
@@ -100,7 +109,7 @@ struct node {
     std::vector<print_fn> printers;         ///< print: one writer per input, chosen from its type
     std::shared_ptr<const host_call> host;  ///< host_function: the callback
     /// cond: the then and else graphs; while_loop: the condition and body graphs. An arg of
-    /// theirs reads `inputs[index]`; in a while_loop, the first `body.outputs.size()` inputs
+    /// theirs reads `inputs[arg_position]`; in a while_loop, the first `body.outputs.size()` inputs
     /// are the loop variables' initial values, and those args read the current values.
     std::vector<std::shared_ptr<const graph>> bodies;
     std::shared_ptr<variable_storage> var; ///< read_variable, assign_variable: the variable

@@ -6,8 +6,9 @@
 
 #include "../config.hpp"
 #include "../core/error.hpp"
+#include "../core/op.hpp"
 #include "../core/shape.hpp"
-#include "../expr/op.hpp"
+#include "variable_storage.hpp"
 
 #include <algorithm>
 #include <span>
@@ -57,6 +58,19 @@ XTRACE_DECL std::vector<std::int64_t> normalize_shape_op(op_kind op, const shape
 /// that does not match, a squeezed dim that is not 1, a shape that does not broadcast).
 XTRACE_DECL shape_t shape_op_result(op_kind op, const shape_t& in,
                                     const std::vector<std::int64_t>& a);
+
+/// cond: result k's shapes in the then and else branches, merged (a dim unknown in either is
+/// unknown); throws shape_error where known dims differ or the ranks do.
+XTRACE_DECL shape_t merge_branch_shapes(const shape_t& then_shape, const shape_t& else_shape,
+                                        std::size_t k);
+
+/// while_loop: throws shape_error unless loop variable k has the same shape `after` one
+/// iteration as `before` the loop (an unknown dim matches any).
+XTRACE_DECL void check_loop_shape(const shape_t& before, const shape_t& after, std::size_t k);
+
+/// variable assign: throws shape_error unless a value of shape `value` fits `var`'s shape (an
+/// unknown dim fits any).
+XTRACE_DECL void check_assign_shape(const variable_storage& var, const shape_t& value);
 
 } // namespace xtrace::graph
 
@@ -260,6 +274,45 @@ XTRACE_DECL shape_t shape_op_result(op_kind op, const shape_t& in,
     default:
         return in;
     }
+}
+
+XTRACE_DECL shape_t merge_branch_shapes(const shape_t& then_shape, const shape_t& else_shape,
+                                        std::size_t k) {
+    bool ok = then_shape.size() == else_shape.size();
+    shape_t out(then_shape);
+    for (std::size_t d = 0; ok && d < then_shape.size(); ++d) {
+        if (then_shape[d] >= 0 && else_shape[d] >= 0 && then_shape[d] != else_shape[d])
+            ok = false;
+        else if (then_shape[d] != else_shape[d])
+            out[d] = unknown_dim;
+    }
+    if (!ok)
+        throw shape_error("xtrace::cond: result " + std::to_string(k) + " has shape " +
+                          shape_string(then_shape) + " in the then branch but " +
+                          shape_string(else_shape) +
+                          " in the else branch; both branches must return the same shapes");
+    return out;
+}
+
+XTRACE_DECL void check_loop_shape(const shape_t& before, const shape_t& after, std::size_t k) {
+    bool ok = before.size() == after.size();
+    for (std::size_t d = 0; ok && d < before.size(); ++d)
+        ok = before[d] < 0 || after[d] < 0 || before[d] == after[d];
+    if (!ok)
+        throw shape_error("xtrace::while_loop: loop variable " + std::to_string(k) + " has shape " +
+                          tuple_string(before) + " before the loop, but shape " +
+                          tuple_string(after) +
+                          " after one iteration; the body must keep each loop variable's shape");
+}
+
+XTRACE_DECL void check_assign_shape(const variable_storage& var, const shape_t& value) {
+    bool fits = value.size() == var.shape.size();
+    for (std::size_t d = 0; fits && d < value.size(); ++d)
+        fits = value[d] < 0 || value[d] == var.shape[d];
+    if (!fits)
+        throw shape_error("xtrace::variable::assign: " + var.describe() + " has shape " +
+                          shape_string(var.shape) + ", the value assigned has shape " +
+                          shape_string(value));
 }
 
 } // namespace xtrace::graph

@@ -4,7 +4,7 @@
 // Loops over one block: every elementwise instruction of a fused region is one call of a
 // kernel_fn, chosen when the plan is built so that running it takes no dispatch.
 
-#include "../expr/op.hpp"
+#include "../core/op.hpp"
 #include "../graph/graph.hpp"
 #include "functors.hpp"
 

@@ -6,8 +6,8 @@
 // several SIMD accumulators; otherwise the run is walked with its strides.
 
 #include "../config.hpp"
+#include "../core/op.hpp"
 #include "../core/scalar_ops.hpp"
-#include "../expr/op.hpp"
 #include "../graph/graph.hpp"
 #include "functors.hpp"
 

@@ -11,6 +11,7 @@
 // the type node for node.
 
 #include "../expr/node.hpp"
+#include "../plan/plan.hpp"
 #include "kernels.hpp"
 
 #include <cstddef>
@@ -44,7 +45,7 @@ inline constexpr bool fusable<node<Op, Cs...>> =
     info(Op::kind).result == op_result::same;
 
 /// Most leaves a statically fused kernel takes (larger expressions use the interpreter).
-inline constexpr std::size_t max_leaves = 64;
+inline constexpr std::size_t max_leaves = plan::max_fused_leaves;
 
 /// Most nodes of a statically fused expression: a compiled kernel costs compile time per node,
 /// and its gain over the block interpreter, which pays per op and block, shrinks as the

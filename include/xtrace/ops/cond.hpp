@@ -83,9 +83,6 @@ constexpr bool traceable_cond() {
         return results_of<RT>::symbolic && results_of<RE>::symbolic;
 }
 
-// Result k of a cond: the branches' shapes where they agree, -1 where a dim is unknown in one.
-XTRACE_DECL shape_t merge_branch_shapes(const shape_t& a, const shape_t& b, std::size_t k);
-
 XTRACE_DECL void check_predicate(const shape_t& s, std::string_view what);
 
 /// A traced cond of one tensor keeps its branches in its type, node<op::cond, P, Then, Else>,
@@ -120,7 +117,7 @@ auto traced_cond(const P& pred, Then& then_fn, Else& else_fn) {
         const graph::node& t = (*bodies[0].g)[bodies[0].g->outputs[k]];
         const graph::node& e = (*bodies[1].g)[bodies[1].g->outputs[k]];
         results[k].type = t.type;
-        results[k].shape = merge_branch_shapes(t.shape, e.shape, k);
+        results[k].shape = graph::merge_branch_shapes(t.shape, e.shape, k);
     }
     trace::bind_captures(inputs, 0, 1, bodies);
     const auto ids =
@@ -169,22 +166,6 @@ auto cond(const P& pred, Then then_fn, Else else_fn) {
 #if XTRACE_DEFINE_RUNTIME
 
 namespace xtrace::detail {
-
-XTRACE_DECL shape_t merge_branch_shapes(const shape_t& a, const shape_t& b, std::size_t k) {
-    bool ok = a.size() == b.size();
-    shape_t out(a);
-    for (std::size_t d = 0; ok && d < a.size(); ++d) {
-        if (a[d] >= 0 && b[d] >= 0 && a[d] != b[d])
-            ok = false;
-        else if (a[d] != b[d])
-            out[d] = -1;
-    }
-    if (!ok)
-        throw shape_error("xtrace::cond: result " + std::to_string(k) + " has shape " +
-                          shape_string(a) + " in the then branch but " + shape_string(b) +
-                          " in the else branch; both branches must return the same shapes");
-    return out;
-}
 
 XTRACE_DECL void check_predicate(const shape_t& s, std::string_view what) {
     if (!s.empty())

@@ -5,6 +5,7 @@
 // weak scalars, the op's domain), then records a node while tracing or computes now when eager.
 
 #include "../eager/apply.hpp"
+#include "../interp/kernel_choice.hpp"
 #include "tensor_like.hpp"
 
 #include <limits>
@@ -75,6 +76,14 @@ const auto& first_tensor(const X& x, const Xs&... xs) {
         return first_tensor(xs...);
 }
 
+// Records Op over symbolic operands with the kernels its types choose.
+template <class Op, class... Children>
+auto make_node(const Children&... children) {
+    using R = typename xtrace::node<Op, Children...>::value_type;
+    return expr::make_node<Op>(
+        interp::elementwise_kernels<Op, expr::operand_t<Op, Children...>, R>(), children...);
+}
+
 // Op over already checked operands with result type R.
 template <class Op, class R, class T, class... Xs>
 auto apply_eager(const Xs&... xs) {
@@ -84,7 +93,7 @@ auto apply_eager(const Xs&... xs) {
 template <class Op, class R, class T, class... Xs>
 auto apply(const Xs&... xs) {
     if constexpr (records_v<Xs...>)
-        return expr::make_node<Op>(lift<T, Op>(first_tensor(xs...), xs)...);
+        return make_node<Op>(lift<T, Op>(first_tensor(xs...), xs)...);
     else
         return apply_eager<Op, R, T>(to_eager(xs)...);
 }
@@ -96,7 +105,7 @@ auto elementwise(const Xs&... xs) {
     check_operands<T, Xs...>();
     check_domain<Op, T>();
     if constexpr ((symbolic_tensor<Xs> && ...)) {
-        return expr::make_node<Op>(xs...); // the common case, in as few instantiations as may be
+        return make_node<Op>(xs...); // the common case, in as few instantiations as may be
     } else {
         using R = std::conditional_t<info(Op::kind).result == op_result::boolean, bool, T>;
         return apply<Op, R, T>(xs...);

@@ -6,7 +6,7 @@
 
 #include "../config.hpp"
 #include "../eager/apply.hpp"
-#include "../interp/reduce.hpp"
+#include "../interp/kernel_choice.hpp"
 #include "tensor_like.hpp"
 
 #include <cstdint>
@@ -22,10 +22,6 @@ inline constexpr keep_dims_t keep_dims{};
 
 namespace detail {
 
-/// The kernels of reduction `op` on dtype `type`, compiled with the runtime (separate
-/// compilation; header-only programs take them from the op's type).
-XTRACE_DECL const graph::reduce_kernels* reduce_kernels_for(op_kind op, dtype type);
-
 template <class Op, class X>
 auto reduction(const X& x, std::optional<std::vector<std::int64_t>> axes, bool keep) {
     using T = value_of_t<X>;
@@ -39,13 +35,8 @@ auto reduction(const X& x, std::optional<std::vector<std::int64_t>> axes, bool k
     }
     std::vector<std::int64_t> list = axes ? std::move(*axes) : std::move(all);
     if constexpr (symbolic_tensor<X>)
-#if defined(XTRACE_SEPARATE_COMPILATION)
         return expr::make_reduction<Op>(x, std::move(list), keep,
-                                        reduce_kernels_for(Op::kind, dtype_of_v<T>));
-#else
-        return expr::make_reduction<Op>(x, std::move(list), keep,
-                                        &interp::reduce_kernels_of<Op, T>);
-#endif
+                                        interp::reduction_kernels<Op, T>());
     else
         return eager::reduce<Op>(x, std::move(list), keep);
 }
@@ -80,31 +71,5 @@ XTRACE_REDUCTION(prod)
 #undef XTRACE_REDUCTION
 
 } // namespace xtrace
-
-#if XTRACE_DEFINE_RUNTIME && defined(XTRACE_SEPARATE_COMPILATION)
-
-namespace xtrace::detail {
-
-XTRACE_DECL const graph::reduce_kernels* reduce_kernels_for(op_kind op, dtype type) {
-    return visit_dtype(type, [&](auto tag) -> const graph::reduce_kernels* {
-        using T = typename decltype(tag)::type;
-        if constexpr (!std::is_same_v<T, bool>) {
-            switch (op) {
-#define XTRACE_X(name, domain)                                                                     \
-    case op_kind::name:                                                                            \
-        return &interp::reduce_kernels_of<op::name, T>;
-                XTRACE_REDUCTION_OPS(XTRACE_X)
-#undef XTRACE_X
-            default:
-                break;
-            }
-        }
-        return nullptr;
-    });
-}
-
-} // namespace xtrace::detail
-
-#endif
 
 #endif

@@ -166,11 +166,7 @@ private:
         if constexpr (symbolic_tensor<X> || weak_scalar<X>) {
             if (traced) {
                 auto delta = broadcast_to(detail::lift<T, Op>(read(), x), s_->shape);
-#if defined(XTRACE_SEPARATE_COMPILATION)
-                const graph::kernel_set* kernels = expr::runtime_kernels(Op::kind, dtype_of_v<T>);
-#else
-                const graph::kernel_set* kernels = &interp::kernels_of<Op, T, T>;
-#endif
+                const graph::kernel_set* kernels = interp::elementwise_kernels<Op, T, T>();
                 const auto t = expr::target_trace(delta);
                 t->add_assign_variable(s_, t->import(delta.builder().get(), delta.id()), kernels);
                 return;
@@ -203,10 +199,7 @@ private:
 
     void assign_now(const xt::xarray<T>& v) {
         const shape_t got(v.shape().begin(), v.shape().end());
-        if (got != s_->shape)
-            throw shape_error("xtrace::variable::assign: " + s_->describe() + " has shape " +
-                              shape_string(s_->shape) + ", the value assigned has shape " +
-                              shape_string(got));
+        graph::check_assign_shape(*s_, got);
         store(v);
     }
 

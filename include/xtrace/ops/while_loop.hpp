@@ -65,8 +65,6 @@ constexpr auto check_loop() {
     }
 }
 
-XTRACE_DECL void check_loop_shape(const shape_t& before, const shape_t& after, std::size_t k);
-
 } // namespace detail
 
 namespace detail {
@@ -110,7 +108,7 @@ auto run_loop(std::int64_t limit, C& cond_fn, B& body_fn, const Xs&... init) {
             },
             vars);
         [&]<std::size_t... I>(std::index_sequence<I...>) {
-            (check_loop_shape(std::get<I>(vars).shape(), std::get<I>(next).shape(), I), ...);
+            (graph::check_loop_shape(std::get<I>(vars).shape(), std::get<I>(next).shape(), I), ...);
             vars = std::tuple<loop_var_t<Xs>...>(to_loop_var<loop_var_t<Xs>>(std::get<I>(next))...);
         }
         (std::index_sequence_for<Xs...>{});
@@ -160,7 +158,7 @@ auto traced_loop(std::int64_t limit, C& cond_fn, B& body_fn, const Xs&... init) 
     for (std::size_t k = 0; k < n; ++k) {
         results[k].type = b->at(inputs[k]).type;
         results[k].shape = b->at(inputs[k]).shape;
-        check_loop_shape(results[k].shape, body[body.outputs[k]].shape, k);
+        graph::check_loop_shape(results[k].shape, body[body.outputs[k]].shape, k);
     }
     trace::bind_captures(inputs, n, n, bodies);
     const auto ids = b->add_control(op_kind::while_loop, std::move(inputs),
@@ -220,24 +218,5 @@ auto while_loop(C cond_fn, B body_fn, const Args&... args) {
 }
 
 } // namespace xtrace
-
-#if XTRACE_DEFINE_RUNTIME
-
-namespace xtrace::detail {
-
-XTRACE_DECL void check_loop_shape(const shape_t& before, const shape_t& after, std::size_t k) {
-    bool ok = before.size() == after.size();
-    for (std::size_t d = 0; ok && d < before.size(); ++d)
-        ok = before[d] < 0 || after[d] < 0 || before[d] == after[d];
-    if (!ok)
-        throw shape_error("xtrace::while_loop: loop variable " + std::to_string(k) + " has shape " +
-                          tuple_string(before) + " before the loop, but shape " +
-                          tuple_string(after) +
-                          " after one iteration; the body must keep each loop variable's shape");
-}
-
-} // namespace xtrace::detail
-
-#endif
 
 #endif

@@ -25,7 +25,7 @@ inline std::vector<shape_t> body_arg_shapes(const graph::graph& body, const grap
                                             const std::vector<shape_t>& shapes) {
     std::vector<shape_t> out;
     for (graph::node_id a : body.args)
-        out.push_back(shapes[n.inputs[body[a].index]]);
+        out.push_back(shapes[n.inputs[body[a].arg_position]]);
     return out;
 }
 
@@ -62,21 +62,11 @@ XTRACE_DECL std::vector<shape_t> control_result_shapes(const graph::node& n,
     auto b = body_output_shapes(second, body_arg_shapes(second, n, shapes));
     if (n.op == op_kind::cond) {
         for (std::size_t k = 0; k < a.size(); ++k)
-            if (a[k] != b[k])
-                throw shape_error("xtrace::cond: result " + std::to_string(k) + " has shape " +
-                                  shape_string(a[k]) + " in the then branch but " +
-                                  shape_string(b[k]) +
-                                  " in the else branch; both branches must return the same "
-                                  "shapes");
+            graph::merge_branch_shapes(a[k], b[k], k); // all dims known: throws unless equal
         return a;
     }
     for (std::size_t k = 0; k < b.size(); ++k)
-        if (b[k] != shapes[n.inputs[k]])
-            throw shape_error("xtrace::while_loop: loop variable " + std::to_string(k) +
-                              " has shape " + tuple_string(shapes[n.inputs[k]]) +
-                              " before the loop, but shape " + tuple_string(b[k]) +
-                              " after one iteration; the body must keep each loop variable's "
-                              "shape");
+        graph::check_loop_shape(shapes[n.inputs[k]], b[k], k);
     for (std::size_t k = 0; k < b.size(); ++k)
         b[k] = shapes[n.inputs[k]];
     return b;
@@ -91,54 +81,58 @@ XTRACE_DECL std::vector<shape_t> bind_shapes(const graph::graph& g,
     std::vector<graph::node_id> controls;
     for (graph::node_id id = 0; id < g.nodes.size(); ++id) {
         const graph::node& n = g.nodes[id];
-        if (n.op == op_kind::arg || n.op == op_kind::constant)
-            continue;
-        if (n.op == op_kind::cond || n.op == op_kind::while_loop) {
+        auto in = [&](std::size_t k) -> const shape_t& { return shapes[n.inputs[k]]; };
+        switch (n.op) { // no default: a new op kind is a compiler warning here
+        case op_kind::arg:
+        case op_kind::constant:
+            break; // args: bound above; constants: rank 0
+        case op_kind::cond:
+        case op_kind::while_loop:
             results.push_back(control_result_shapes(n, shapes));
             controls.push_back(id);
-            continue;
-        }
-        if (n.op == op_kind::result) {
+            break;
+        case op_kind::result: {
             const auto at = std::find(controls.begin(), controls.end(), n.inputs[0]);
-            shapes[id] = results[at - controls.begin()][n.index];
-            continue;
+            shapes[id] = results[at - controls.begin()][n.result_index];
+            break;
         }
-        if (n.op == op_kind::read_variable) {
+        case op_kind::assign_variable:
+            graph::check_assign_shape(*n.var, in(0)); // all dims known: throws unless equal
             shapes[id] = n.shape;
-            continue;
-        }
-        if (n.op == op_kind::assign_variable) {
-            if (shapes[n.inputs[0]] != n.shape)
-                throw shape_error("xtrace::variable::assign: " + n.var->describe() + " has shape " +
-                                  shape_string(n.shape) + ", the value assigned has shape " +
-                                  shape_string(shapes[n.inputs[0]]));
-            shapes[id] = n.shape;
-            continue;
-        }
-        if (n.op == op_kind::print) {
+            break;
+        case op_kind::read_variable:
+        case op_kind::host_function:
+            shapes[id] = n.shape; // fully known when traced
+            break;
+        case op_kind::print:
             shapes[id] = {};
-            continue;
+            break;
+        case op_kind::matmul:
+            shapes[id] = graph::matmul_shape(in(0), in(1));
+            break;
+#define XTRACE_X(name) case op_kind::name:
+            XTRACE_SHAPE_OPS(XTRACE_X)
+#undef XTRACE_X
+            shapes[id] = graph::shape_op_result(n.op, in(0), n.shape_attributes());
+            break;
+#define XTRACE_X(name, domain) case op_kind::name:
+            XTRACE_REDUCTION_OPS(XTRACE_X)
+#undef XTRACE_X
+            shapes[id] = graph::reduce_shape(in(0), n.axes, n.keep_dims);
+            break;
+        case op_kind::cast:
+#define XTRACE_X(name, arity, domain, result) case op_kind::name:
+            XTRACE_ELEMENTWISE_OPS(XTRACE_X)
+#undef XTRACE_X
+            {
+                std::array<const shape_t*, 3> operands{};
+                for (std::size_t i = 0; i < n.inputs.size(); ++i)
+                    operands[i] = &in(i);
+                shapes[id] =
+                    graph::broadcast_operands(n.op, std::span(operands.data(), n.inputs.size()));
+                break;
+            }
         }
-        if (n.op == op_kind::host_function) {
-            shapes[id] = n.shape;
-            continue;
-        }
-        if (n.op == op_kind::matmul) {
-            shapes[id] = graph::matmul_shape(shapes[n.inputs[0]], shapes[n.inputs[1]]);
-            continue;
-        }
-        if (is_shape_op(n.op)) {
-            shapes[id] = graph::shape_op_result(n.op, shapes[n.inputs[0]], n.axes);
-            continue;
-        }
-        if (info(n.op).reduction) {
-            shapes[id] = graph::reduce_shape(shapes[n.inputs[0]], n.axes, n.keep_dims);
-            continue;
-        }
-        std::array<const shape_t*, 3> in{};
-        for (std::size_t i = 0; i < n.inputs.size(); ++i)
-            in[i] = &shapes[n.inputs[i]];
-        shapes[id] = graph::broadcast_operands(n.op, std::span(in.data(), n.inputs.size()));
     }
     return shapes;
 }

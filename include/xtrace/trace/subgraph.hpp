@@ -71,13 +71,13 @@ XTRACE_DECL void bind_captures(std::vector<graph::node_id>& inputs, std::size_t 
     for (subgraph& body : bodies) {
         for (graph::node_id a : body.g->args) {
             graph::node& arg = body.g->nodes[a];
-            if (arg.index < static_cast<std::int64_t>(loop_vars))
+            if (arg.arg_position < static_cast<std::int64_t>(loop_vars))
                 continue;
-            const graph::node_id outer = body.captures[arg.index - loop_vars];
+            const graph::node_id outer = body.captures[arg.arg_position - loop_vars];
             auto at = std::find(inputs.begin() + first_capture, inputs.end(), outer);
             if (at == inputs.end())
                 at = inputs.insert(inputs.end(), outer);
-            arg.index = at - inputs.begin();
+            arg.arg_position = at - inputs.begin();
         }
     }
 }

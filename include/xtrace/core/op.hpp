@@ -1,10 +1,10 @@
-#ifndef XTRACE_EXPR_OP_HPP
-#define XTRACE_EXPR_OP_HPP
+#ifndef XTRACE_CORE_OP_HPP
+#define XTRACE_CORE_OP_HPP
 
 // Every operation xtrace knows, declared once: the runtime kind (graph IR), the compile-time tag
 // (expression types) and the facts both sides share (name, arity, accepted dtypes, result dtype).
 
-#include "../core/dtype.hpp"
+#include "dtype.hpp"
 
 #include <concepts>
 #include <cstdint>

@@ -1,0 +1,557 @@
+// The runtime section of interp/execute.hpp: the executor that walks a plan.
+
+#include "../../plan/arena.hpp"
+#include "../gather.hpp"
+#include "../print.hpp"
+
+#include <algorithm>
+#include <cstddef>
+#include <cstring>
+#include <sstream>
+#include <variant>
+#include <vector>
+
+namespace xtrace::interp {
+
+namespace detail {
+
+// True when a tensor of `shape` with element `strides` is laid out row-major (dims of size 1
+// may have any stride).
+inline bool is_row_major(const std::int64_t* strides, const shape_t& shape) {
+    std::int64_t expect = 1;
+    for (std::size_t d = shape.size(); d-- > 0;) {
+        if (shape[d] != 1 && strides[d] != expect)
+            return false;
+        expect *= shape[d];
+    }
+    return true;
+}
+
+class executor {
+public:
+    executor(const graph::graph& g, const plan::plan& p, std::span<const strided_input> args,
+             std::span<void* const> outputs)
+        : g_(g), p_(p), args_(args), outputs_(outputs) {}
+
+    void run() {
+        plan::scratch_scope scratch;
+        scratch_ = &scratch;
+        temps_ = scratch.allocate(p_.temp_bytes + 1);
+        registers_ = scratch.allocate(p_.register_bytes + 1);
+        for (const plan::step& s : p_.steps) {
+            if (const auto* r = std::get_if<plan::region>(&s))
+                run_region_step(*r, scratch);
+            else if (const auto* c = std::get_if<plan::control_step>(&s))
+                run_control(*c);
+            else
+                run_node(std::get<plan::node_step>(s).node);
+        }
+        for (const auto& c : p_.copies)
+            copy_out(c);
+    }
+
+private:
+    // A step running one node: what it does follows from the op (no default, so that a new op
+    // kind is a compiler warning here until it is handled).
+    void run_node(graph::node_id id) {
+        switch (g_[id].op) {
+#define XTRACE_X(name, domain) case op_kind::name:
+            XTRACE_REDUCTION_OPS(XTRACE_X)
+#undef XTRACE_X
+            return run_reduction(id);
+#define XTRACE_X(name) case op_kind::name:
+            XTRACE_SHAPE_OPS(XTRACE_X)
+#undef XTRACE_X
+            return run_copy(id);
+        case op_kind::matmul:
+            return run_matmul(id);
+        case op_kind::print:
+            return run_print(id);
+        case op_kind::host_function:
+            return run_host(id);
+        case op_kind::read_variable:
+            return run_read(id);
+        case op_kind::assign_variable:
+            return run_assign(id);
+        case op_kind::arg:
+        case op_kind::constant:
+        case op_kind::cast:
+#define XTRACE_X(name, arity, domain, result) case op_kind::name:
+            XTRACE_ELEMENTWISE_OPS(XTRACE_X)
+#undef XTRACE_X
+        case op_kind::cond:
+        case op_kind::while_loop:
+        case op_kind::result:
+            break; // never a node step: the planner puts these in regions or control steps
+        }
+        throw error("xtrace: the plan runs node " + std::to_string(id) + " (" +
+                    std::string(info(g_[id].op).name) + ") as a step of its own, which it cannot");
+    }
+
+    void run_control(const plan::control_step& c) {
+        if (g_[c.node].op == op_kind::cond)
+            run_cond(c);
+        else
+            run_while(c);
+    }
+
+    void run_region_step(const plan::region& r, plan::scratch_scope& scratch) {
+        for (const plan::tail_reduction& t : r.tails)
+            g_[t.node].reduce->init(home_data(t.node), t.results);
+        if (r.size > 0)
+            run_region(r, scratch);
+        for (const plan::tail_reduction& t : r.tails)
+            g_[t.node].reduce->finish(home_data(t.node), t.results, t.count);
+    }
+
+    std::byte* home_data(graph::node_id id) const {
+        const plan::home& h = p_.homes[id];
+        switch (h.where) {
+        case plan::location::arg:
+            return static_cast<std::byte*>(const_cast<void*>(args_[h.index].data));
+        case plan::location::constant:
+            return reinterpret_cast<std::byte*>(const_cast<std::uint64_t*>(&h.bits));
+        case plan::location::temp:
+            return aliases_ && aliases_[id] ? aliases_[id] : temps_ + h.offset;
+        case plan::location::output:
+            return static_cast<std::byte*>(outputs_[h.index]);
+        case plan::location::view:
+            return home_data(g_[id].inputs[0]);
+        case plan::location::none:
+            break;
+        }
+        return nullptr;
+    }
+
+    // Element strides of a materialised node (arguments: the caller's; views: their source's,
+    // rearranged; others: row-major).
+    const std::int64_t* home_strides(graph::node_id id, std::int64_t* buffer) const {
+        const plan::home& h = p_.homes[id];
+        if (h.where == plan::location::arg)
+            return args_[h.index].strides.data();
+        if (h.where == plan::location::view) {
+            view_strides(id, buffer);
+            return buffer;
+        }
+        const shape_t& shape = p_.shapes[id];
+        contiguous_strides(shape.data(), shape.size(), buffer);
+        return buffer;
+    }
+
+    enum class access : std::uint8_t { fixed, in_place, gather };
+
+    // Per input, decided once per call: where it is and how a block reads it.
+    struct input_state {
+        access mode;
+        std::size_t size;                      // element bytes
+        const std::byte* base;                 // its data
+        std::byte* reg;                        // its register (gather)
+        const std::int64_t* broadcast_strides; // strides broadcast to the region's shape (gather)
+    };
+
+    void run_region(const plan::region& r, plan::scratch_scope& scratch) {
+        const std::size_t rank = r.shape.size();
+        const std::size_t n_in = r.inputs.size();
+        const std::size_t n_nodes = r.nodes.size();
+        const std::size_t slots = r.registers.size();
+        const std::size_t block_bytes = r.block * 8;
+        std::array<std::int64_t, XTRACE_MAX_RANK> region_strides{};
+        contiguous_strides(r.shape.data(), rank, region_strides.data());
+        auto* inputs =
+            reinterpret_cast<input_state*>(scratch.allocate(n_in * sizeof(input_state) + 1));
+        auto* broadcast = reinterpret_cast<std::int64_t*>(
+            scratch.allocate(n_in * (rank + 1) * sizeof(std::int64_t) + 1));
+        auto* ptrs = reinterpret_cast<std::byte**>(scratch.allocate(slots * sizeof(std::byte*)));
+        auto* outs =
+            reinterpret_cast<std::byte**>(scratch.allocate(n_nodes * sizeof(std::byte*) + 1));
+        for (std::size_t i = 0; i < slots; ++i)
+            ptrs[i] = r.registers[i] == plan::no_register
+                          ? nullptr
+                          : registers_ + std::size_t(r.registers[i]) * block_bytes;
+        for (std::size_t k = 0; k < n_nodes; ++k)
+            outs[k] = r.live_out[k] ? home_data(r.nodes[k]) : nullptr;
+        for (std::size_t i = 0; i < n_in; ++i) {
+            const graph::node_id id = r.inputs[i];
+            input_state& in = inputs[i];
+            in.size = dtype_size(g_[id].type);
+            in.base = home_data(id);
+            in.reg = ptrs[i];
+            in.broadcast_strides = broadcast + i * (rank + 1);
+            if (r.registers[i] == plan::no_register) { // a constant splatted by its kernels
+                in.mode = access::fixed;
+                ptrs[i] = const_cast<std::byte*>(in.base);
+                continue;
+            }
+            const shape_t& s = p_.shapes[id];
+            std::array<std::int64_t, XTRACE_MAX_RANK> own{};
+            const std::int64_t* st = home_strides(id, own.data());
+            std::int64_t* e = broadcast + i * (rank + 1);
+            bool contiguous = true, constant = true;
+            for (std::size_t d = 0; d < rank; ++d) {
+                const std::ptrdiff_t sd =
+                    static_cast<std::ptrdiff_t>(d) - static_cast<std::ptrdiff_t>(rank - s.size());
+                e[d] = (sd < 0 || s[sd] == 1) ? 0 : st[sd];
+                if (r.shape[d] != 1) {
+                    contiguous = contiguous && e[d] == region_strides[d];
+                    constant = constant && e[d] == 0;
+                }
+            }
+            if (constant) { // one value: fill the register once for every block
+                in.mode = access::fixed;
+                gather(in.base, in.size, e, r.shape.data(), rank, 0, r.block, in.reg);
+            } else {
+                in.mode = contiguous ? access::in_place : access::gather;
+            }
+        }
+        for (std::size_t start = 0; start < r.size; start += r.block) {
+            const std::size_t n = std::min(r.block, r.size - start);
+            for (std::size_t i = 0; i < n_in; ++i) {
+                const input_state& in = inputs[i];
+                if (in.mode == access::in_place)
+                    ptrs[i] = const_cast<std::byte*>(in.base) + start * in.size;
+                else if (in.mode == access::gather)
+                    gather(in.base, in.size, in.broadcast_strides, r.shape.data(), rank, start, n,
+                           in.reg);
+            }
+            for (std::size_t k = 0; k < n_nodes; ++k)
+                if (outs[k])
+                    ptrs[n_in + k] = outs[k] + start * dtype_size(g_[r.nodes[k]].type);
+            for (const auto& ins : r.program) {
+                const void* in[3] = {ptrs[ins.in[0]], ptrs[ins.in[1]], ptrs[ins.in[2]]};
+                ins.fn(in, ptrs[ins.out], n);
+            }
+            for (const plan::tail_reduction& t : r.tails) {
+                const graph::reduce_kernels& k = *g_[t.node].reduce;
+                if (t.outer)
+                    k.accumulate_outer(ptrs[t.slot], start, n, t.results, home_data(t.node));
+                else
+                    k.accumulate(ptrs[t.slot], start, n, t.count, home_data(t.node));
+            }
+        }
+    }
+
+    void view_strides(graph::node_id id, std::int64_t* out) const {
+        const graph::node& n = g_[id];
+        const graph::node_id src = n.inputs[0];
+        const shape_t& in = p_.shapes[src];
+        const shape_t& shape = p_.shapes[id];
+        std::array<std::int64_t, XTRACE_MAX_RANK> own{};
+        const std::int64_t* st = home_strides(src, own.data());
+        switch (n.op) {
+        case op_kind::transpose:
+            for (std::size_t i = 0; i < shape.size(); ++i)
+                out[i] = st[n.axes[i]];
+            break;
+        case op_kind::expand_dims:
+            for (std::size_t i = 0, j = 0; i < shape.size(); ++i)
+                out[i] = static_cast<std::int64_t>(i) == n.axes[0] ? 0 : st[j++];
+            break;
+        case op_kind::squeeze:
+            for (std::size_t i = 0, j = 0; j < in.size(); ++j)
+                if (static_cast<std::int64_t>(j) != n.axes[0])
+                    out[i++] = st[j];
+            break;
+        case op_kind::broadcast_to:
+            for (std::size_t i = 0; i < shape.size(); ++i) {
+                const std::ptrdiff_t j = static_cast<std::ptrdiff_t>(i) -
+                                         static_cast<std::ptrdiff_t>(shape.size() - in.size());
+                out[i] = (j < 0 || in[j] == 1) ? 0 : st[j];
+            }
+            break;
+        default: // reshape of a contiguous source
+            contiguous_strides(shape.data(), shape.size(), out);
+        }
+    }
+
+    // A shape op that cannot be a view: its source gathered, row-major, into its home. A
+    // reshape of an argument the caller passed contiguous reads the argument in place instead
+    // (the plan cannot know the layout: it is shared by calls of any strides).
+    void run_copy(graph::node_id id) {
+        const graph::node_id src = g_[id].inputs[0];
+        const shape_t& s = p_.shapes[src];
+        const std::size_t n = static_cast<std::size_t>(num_elements(s));
+        if (n == 0)
+            return;
+        std::array<std::int64_t, XTRACE_MAX_RANK> own{};
+        const plan::home& from = p_.homes[src];
+        if (from.where == plan::location::arg && p_.homes[id].where == plan::location::temp &&
+            is_row_major(args_[from.index].strides.data(), s)) {
+            if (!aliases_) {
+                aliases_ = reinterpret_cast<std::byte**>(
+                    scratch_->allocate(g_.nodes.size() * sizeof(std::byte*)));
+                std::fill(aliases_, aliases_ + g_.nodes.size(), nullptr);
+            }
+            aliases_[id] = home_data(src);
+            return;
+        }
+        gather(home_data(src), dtype_size(g_[src].type), home_strides(src, own.data()), s.data(),
+               s.size(), 0, n, home_data(id));
+    }
+
+    // One 2-D product per batch index; batch dims broadcast (stride 0 where an operand has 1).
+    void run_matmul(graph::node_id id) {
+        const graph::node& n = g_[id];
+        const shape_t& out = p_.shapes[id];
+        const shape_t &as = p_.shapes[n.inputs[0]], &bs = p_.shapes[n.inputs[1]];
+        std::array<std::int64_t, XTRACE_MAX_RANK> abuf{}, bbuf{};
+        const std::int64_t* ast = home_strides(n.inputs[0], abuf.data());
+        const std::int64_t* bst = home_strides(n.inputs[1], bbuf.data());
+        const std::byte* a = home_data(n.inputs[0]);
+        const std::byte* b = home_data(n.inputs[1]);
+        std::byte* c = home_data(id);
+        const std::size_t size = dtype_size(n.type);
+        const std::size_t batch_rank = out.size() - 2;
+        const std::int64_t m = out[batch_rank], nn = out[batch_rank + 1];
+        const std::int64_t k = as[as.size() - 1];
+        auto batch_stride = [&](const shape_t& s, const std::int64_t* st, std::size_t d) {
+            const std::ptrdiff_t j = static_cast<std::ptrdiff_t>(d) -
+                                     static_cast<std::ptrdiff_t>(batch_rank - (s.size() - 2));
+            return (j < 0 || s[j] == 1) ? std::int64_t(0) : st[j];
+        };
+        std::int64_t batches = 1;
+        for (std::size_t d = 0; d < batch_rank; ++d)
+            batches *= out[d];
+        if (m == 0 || nn == 0)
+            return;
+        std::array<std::int64_t, XTRACE_MAX_RANK> idx{};
+        for (std::int64_t t = 0; t < batches; ++t) {
+            std::int64_t ao = 0, bo = 0;
+            for (std::size_t d = 0; d < batch_rank; ++d) {
+                ao += idx[d] * batch_stride(as, ast, d);
+                bo += idx[d] * batch_stride(bs, bst, d);
+            }
+            n.matmul(a + ao * static_cast<std::int64_t>(size), ast[as.size() - 2],
+                     ast[as.size() - 1], b + bo * static_cast<std::int64_t>(size),
+                     bst[bs.size() - 2], bst[bs.size() - 1], m, nn, k,
+                     c + static_cast<std::size_t>(t * m * nn) * size);
+            for (std::size_t d = batch_rank; d-- > 0;) {
+                if (++idx[d] < out[d])
+                    break;
+                idx[d] = 0;
+            }
+        }
+    }
+
+    void run_print(graph::node_id id) {
+        const graph::node& n = g_[id];
+        std::ostringstream line;
+        line << n.text;
+        for (std::size_t i = 0; i < n.inputs.size(); ++i) {
+            const graph::node_id in = n.inputs[i];
+            const shape_t& s = p_.shapes[in];
+            std::array<std::int64_t, XTRACE_MAX_RANK> own{};
+            line << ' ';
+            n.printers[i](line, home_data(in), home_strides(in, own.data()), s.data(), s.size());
+        }
+        line << '\n';
+        print_line(line.str());
+    }
+
+    void run_host(graph::node_id id) {
+        const graph::node& n = g_[id];
+        const std::size_t count = n.inputs.size();
+        std::vector<const std::byte*> data(count);
+        std::vector<std::array<std::int64_t, XTRACE_MAX_RANK>> buffers(count);
+        std::vector<const std::int64_t*> strides(count);
+        std::vector<shape_t> shapes(count);
+        for (std::size_t i = 0; i < count; ++i) {
+            data[i] = home_data(n.inputs[i]);
+            strides[i] = home_strides(n.inputs[i], buffers[i].data());
+            shapes[i] = p_.shapes[n.inputs[i]];
+        }
+        // The result has no home when nothing reads it; the callback still runs (an effect).
+        std::vector<std::byte> discard;
+        std::byte* out = home_data(id);
+        if (!out) {
+            discard.resize(static_cast<std::size_t>(num_elements(n.shape)) * dtype_size(n.type) +
+                           1);
+            out = discard.data();
+        }
+        n.host->run(data.data(), strides.data(), shapes.data(), p_.shapes[id], out);
+    }
+
+    // A subgraph's arguments: node inputs read where they live, or (while_loop) the current
+    // loop variables, contiguous in `vars`.
+    std::vector<strided_input> body_inputs(const graph::graph& body, const graph::node& n,
+                                           const std::byte* const* vars = nullptr) const {
+        std::vector<strided_input> in(body.args.size());
+        for (std::size_t i = 0; i < body.args.size(); ++i) {
+            const auto k = static_cast<std::size_t>(body[body.args[i]].arg_position);
+            const graph::node_id src = n.inputs[k];
+            if (vars && k < n.bodies.back()->outputs.size()) {
+                in[i].data = vars[k];
+                contiguous_strides(p_.shapes[src].data(), p_.shapes[src].size(),
+                                   in[i].strides.data());
+                continue;
+            }
+            in[i].data = home_data(src);
+            const std::int64_t* st = home_strides(src, in[i].strides.data());
+            if (st != in[i].strides.data())
+                std::copy(st, st + p_.shapes[src].size(), in[i].strides.begin());
+        }
+        return in;
+    }
+
+    // Where result k of control step c goes: its home, or `discard` when nothing reads it.
+    std::byte* result_home(const plan::control_step& c, std::size_t k, const plan::plan& body,
+                           const graph::graph& bg, std::vector<std::byte>& discard) const {
+        if (c.results[k] != plan::no_node)
+            return home_data(c.results[k]);
+        const graph::node_id o = bg.outputs[k];
+        discard.resize(
+            static_cast<std::size_t>(num_elements(body.shapes[o])) * dtype_size(bg[o].type) + 1);
+        return discard.data();
+    }
+
+    void run_cond(const plan::control_step& c) {
+        const graph::node& n = g_[c.node];
+        const bool taken = *reinterpret_cast<const bool*>(home_data(n.inputs[0]));
+        const std::size_t branch = taken ? 0 : 1;
+        const graph::graph& body = *n.bodies[branch];
+        const plan::plan& bp = *c.bodies[branch];
+        const auto in = body_inputs(body, n);
+        std::vector<std::vector<std::byte>> discard(body.outputs.size());
+        std::vector<void*> out(body.outputs.size());
+        for (std::size_t k = 0; k < out.size(); ++k)
+            out[k] = result_home(c, k, bp, body, discard[k]);
+        executor(body, bp, in, out).run();
+    }
+
+    void run_while(const plan::control_step& c) {
+        const graph::node& n = g_[c.node];
+        const graph::graph& test = *n.bodies[0];
+        const graph::graph& body = *n.bodies[1];
+        const std::size_t vars = body.outputs.size();
+        // Two contiguous buffers per loop variable: the current values and the next ones.
+        plan::scratch_scope scratch;
+        std::vector<std::byte*> cur(vars), next(vars);
+        std::vector<std::size_t> bytes(vars);
+        for (std::size_t k = 0; k < vars; ++k) {
+            const graph::node_id init = n.inputs[k];
+            const shape_t& s = p_.shapes[init];
+            bytes[k] = static_cast<std::size_t>(num_elements(s)) * dtype_size(g_[init].type);
+            cur[k] = scratch.allocate(bytes[k] + 1);
+            next[k] = scratch.allocate(bytes[k] + 1);
+            std::array<std::int64_t, XTRACE_MAX_RANK> own{};
+            if (bytes[k] > 0)
+                gather(home_data(init), dtype_size(g_[init].type), home_strides(init, own.data()),
+                       s.data(), s.size(), 0, static_cast<std::size_t>(num_elements(s)), cur[k]);
+        }
+        bool go = false;
+        std::vector<void*> test_out{&go}, body_out(vars);
+        const std::int64_t limit = n.max_iterations;
+        for (std::int64_t iteration = 0; limit < 0 || iteration < limit; ++iteration) {
+            executor(test, *c.bodies[0], body_inputs(test, n, cur.data()), test_out).run();
+            if (!go)
+                break;
+            std::copy(next.begin(), next.end(), body_out.begin());
+            executor(body, *c.bodies[1], body_inputs(body, n, cur.data()), body_out).run();
+            std::swap(cur, next);
+        }
+        for (std::size_t k = 0; k < vars; ++k)
+            if (c.results[k] != plan::no_node && bytes[k] > 0)
+                std::memcpy(home_data(c.results[k]), cur[k], bytes[k]);
+    }
+
+    void run_read(graph::node_id id) {
+        const graph::node& n = g_[id];
+        std::byte* out = home_data(id);
+        if (!out)
+            return;
+        const std::lock_guard lock(n.var->mutex);
+        std::copy(n.var->bytes.begin(), n.var->bytes.end(), out);
+    }
+
+    void run_assign(graph::node_id id) {
+        const graph::node& n = g_[id];
+        const graph::node_id src = n.inputs[0];
+        const shape_t& s = p_.shapes[src];
+        const auto count = static_cast<std::size_t>(num_elements(s));
+        std::array<std::int64_t, XTRACE_MAX_RANK> own{};
+        const std::int64_t* st = home_strides(src, own.data());
+        if (count == 0) {
+            const std::lock_guard lock(n.var->mutex);
+            n.var->initialized = true;
+            return;
+        }
+        if (!n.kernels) {
+            const std::lock_guard lock(n.var->mutex);
+            if (n.initializer && n.var->initialized)
+                return; // an initializer runs once, on the first call
+            gather(home_data(src), dtype_size(n.type), st, s.data(), s.size(), 0, count,
+                   n.var->bytes.data());
+            n.var->initialized = true;
+            return;
+        }
+        // assign_add / assign_sub: one read-modify-write under the lock, as tf's assign_add.
+        plan::scratch_scope scratch;
+        std::byte* value = scratch.allocate(count * dtype_size(n.type));
+        gather(home_data(src), dtype_size(n.type), st, s.data(), s.size(), 0, count, value);
+        const std::lock_guard lock(n.var->mutex);
+        const void* in[3] = {n.var->bytes.data(), value, nullptr};
+        n.kernels->plain(in, n.var->bytes.data(), count);
+    }
+
+    void run_reduction(graph::node_id id) {
+        const graph::node& n = g_[id];
+        const graph::node_id in = n.inputs[0];
+        const shape_t& shape = p_.shapes[in];
+        std::array<std::int64_t, XTRACE_MAX_RANK> own{};
+        const std::int64_t* st = home_strides(in, own.data());
+        std::uint64_t mask = 0;
+        for (auto a : n.axes)
+            mask |= std::uint64_t(1) << a;
+        n.reduce->whole(home_data(in), st, shape.data(), shape.size(), mask, home_data(id));
+    }
+
+    void copy_out(const plan::output_copy& c) {
+        const shape_t& s = p_.shapes[c.node];
+        std::array<std::int64_t, XTRACE_MAX_RANK> own{};
+        const std::int64_t* st = home_strides(c.node, own.data());
+        const std::size_t n = static_cast<std::size_t>(num_elements(s));
+        if (n == 0)
+            return;
+        gather(home_data(c.node), dtype_size(g_[c.node].type), st, s.data(), s.size(), 0, n,
+               static_cast<std::byte*>(outputs_[c.output]));
+    }
+
+    const graph::graph& g_;
+    const plan::plan& p_;
+    std::span<const strided_input> args_;
+    std::span<void* const> outputs_;
+    std::byte* temps_ = nullptr;
+    plan::scratch_scope* scratch_ = nullptr;
+    std::byte** aliases_ = nullptr; // per node: memory it reads in place of its temp, or null
+    std::byte* registers_ = nullptr;
+};
+
+} // namespace detail
+
+XTRACE_DECL bool execute_fused(static_fusion::kernel_fn kernel, const graph::graph& g,
+                               const plan::plan& p, std::span<const strided_input> args,
+                               void* output) {
+    if (!kernel || p.fused_leaves.empty())
+        return false;
+    const shape_t& shape = p.shapes[g.outputs[0]];
+    std::array<const void*, static_fusion::max_leaves> leaves;
+    for (std::size_t k = 0; k < p.fused_leaves.size(); ++k) {
+        const plan::home& home = p.homes[p.fused_leaves[k]];
+        if (home.where == plan::location::constant) {
+            leaves[k] = &home.bits;
+            continue;
+        }
+        const strided_input& in = args[home.index];
+        if (!detail::is_row_major(in.strides.data(), shape))
+            return false;
+        leaves[k] = in.data;
+    }
+    kernel(leaves.data(), output, static_cast<std::size_t>(num_elements(shape)));
+    return true;
+}
+
+XTRACE_DECL void execute(const graph::graph& g, const plan::plan& p,
+                         std::span<const strided_input> args, std::span<void* const> outputs) {
+    detail::executor(g, p, args, outputs).run();
+}
+
+} // namespace xtrace::interp

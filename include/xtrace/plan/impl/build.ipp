@@ -1,0 +1,93 @@
+// The runtime section of plan/build.hpp.
+
+#include "../text.hpp"
+
+#include <algorithm>
+#include <cstdlib>
+#include <iostream>
+#include <string_view>
+
+namespace xtrace::plan {
+
+XTRACE_DECL plan build(const graph::graph& g, std::span<const shape_t> arg_shapes) {
+    plan p;
+    p.shapes = bind_shapes(g, arg_shapes);
+    const view_choice views = choose_views(g);
+    const partitioning parts = partition(g, p.shapes, views);
+    home_assignment homes = assign_homes(g, p.shapes, views, parts);
+    p.homes = std::move(homes.homes);
+    p.copies = std::move(homes.copies);
+    p.temp_bytes = homes.temp_bytes;
+    for (group_id r : order_steps(parts)) {
+        p.steps.push_back(make_step(g, p.shapes, parts, p.homes, r));
+        if (const auto* reg = std::get_if<region>(&p.steps.back()))
+            p.register_bytes =
+                std::max(p.register_bytes, std::size_t(reg->register_count) * reg->block * 8);
+    }
+    plan_controls(g, p);
+    p.fused_leaves = static_fusion_leaves(g, p.shapes);
+    return p;
+}
+
+XTRACE_DECL void plan_controls(const graph::graph& g, plan& p) {
+    for (step& s : p.steps)
+        if (auto* c = std::get_if<control_step>(&s)) {
+            const graph::node& n = g[c->node];
+            for (const auto& body : n.bodies)
+                c->bodies.push_back(std::make_shared<const plan>(
+                    build(*body, body_arg_shapes(*body, n, p.shapes))));
+        }
+}
+
+// Leaves depth-first from the output, as the expression type lists them (a tree walk of the
+// DAG, so capped: a larger tree runs through the interpreter).
+XTRACE_DECL std::vector<graph::node_id> static_fusion_leaves(const graph::graph& g,
+                                                             std::span<const shape_t> shapes) {
+    if (g.outputs.size() != 1 || !g.effects.empty())
+        return {};
+    const shape_t& out = shapes[g.outputs[0]];
+    std::vector<graph::node_id> leaves, stack{g.outputs[0]};
+    while (!stack.empty()) {
+        const graph::node_id id = stack.back();
+        stack.pop_back();
+        const graph::node& n = g[id];
+        if (n.op == op_kind::arg || n.op == op_kind::constant) {
+            if ((n.op == op_kind::arg && shapes[id] != out) || leaves.size() == max_fused_leaves)
+                return {};
+            leaves.push_back(id);
+            continue;
+        }
+        if (!info(n.op).elementwise || shapes[id] != out)
+            return {};
+        for (auto it = n.inputs.rbegin(); it != n.inputs.rend(); ++it)
+            stack.push_back(*it);
+    }
+    return leaves;
+}
+
+namespace detail {
+
+// XTRACE_LOG_PLANS set to anything but "" or "0".
+inline bool log_plans() {
+    static const bool on = [] {
+        const char* v = std::getenv("XTRACE_LOG_PLANS");
+        return v && *v && std::string_view(v) != "0";
+    }();
+    return on;
+}
+
+} // namespace detail
+
+XTRACE_DECL std::shared_ptr<const plan> make_plan(const graph::graph& g,
+                                                  std::span<const shape_t> arg_shapes) {
+    auto p = std::make_shared<const plan>(build(g, arg_shapes));
+    if (detail::log_plans()) {
+        std::string args;
+        for (const shape_t& s : arg_shapes)
+            args += (args.empty() ? "" : ", ") + shape_string(s);
+        std::clog << "xtrace: plan for arguments of shapes (" + args + ")\n" + to_text(*p, g);
+    }
+    return p;
+}
+
+} // namespace xtrace::plan

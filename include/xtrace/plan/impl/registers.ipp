@@ -1,0 +1,113 @@
+// The runtime section of plan/registers.hpp.
+
+#include "../../core/error.hpp"
+
+#include <algorithm>
+#include <string>
+#include <unistd.h>
+#include <unordered_map>
+
+namespace xtrace::plan {
+
+XTRACE_DECL std::size_t l1_data_bytes() {
+    static const std::size_t bytes = [] {
+#ifdef _SC_LEVEL1_DCACHE_SIZE
+        const long v = ::sysconf(_SC_LEVEL1_DCACHE_SIZE);
+        if (v > 4096)
+            return static_cast<std::size_t>(v);
+#endif
+        return std::size_t(32768);
+    }();
+    return bytes;
+}
+
+XTRACE_DECL void allocate_registers(region& r, const graph::graph& g) {
+    const std::size_t n_in = r.inputs.size();
+    std::unordered_map<graph::node_id, std::uint16_t> slots_of;
+    for (std::size_t i = 0; i < n_in; ++i)
+        slots_of.emplace(r.inputs[i], static_cast<std::uint16_t>(i));
+    for (std::size_t i = 0; i < r.nodes.size(); ++i)
+        slots_of.emplace(r.nodes[i], static_cast<std::uint16_t>(n_in + i));
+    auto slot_of = [&](graph::node_id id) { return slots_of.at(id); };
+    const std::size_t slots = n_in + r.nodes.size();
+    std::vector<std::size_t> last_use(slots, 0);
+    // A tail reduction reads its input after the whole block program: never freed before.
+    for (const tail_reduction& t : r.tails)
+        last_use[t.slot] = std::numeric_limits<std::size_t>::max();
+    // A constant read only by binary ops is splatted inside their kernels: it needs no register.
+    std::vector<char> needs_register(n_in, 0);
+    for (std::size_t i = 0; i < n_in; ++i)
+        needs_register[i] = g[r.inputs[i]].op != op_kind::constant;
+    r.program.resize(r.nodes.size());
+    for (std::size_t i = 0; i < r.nodes.size(); ++i) {
+        const graph::node& n = g[r.nodes[i]];
+        instruction& ins = r.program[i];
+        int splat = -1;
+        for (std::size_t k = 0; k < n.inputs.size(); ++k) {
+            ins.in[k] = slot_of(n.inputs[k]);
+            last_use[ins.in[k]] = std::max(last_use[ins.in[k]], i);
+            if (ins.in[k] < n_in && g[n.inputs[k]].op == op_kind::constant) {
+                if (n.inputs.size() == 2 && splat < 0)
+                    splat = static_cast<int>(k);
+                else
+                    needs_register[ins.in[k]] = 1;
+            }
+        }
+        // Traced nodes carry their kernels; a graph from elsewhere picks them with
+        // interp::kernel_for before planning.
+        if (!n.kernels)
+            throw error("xtrace: graph node " + std::to_string(r.nodes[i]) + " (" +
+                        std::string(info(n.op).name) + ") has no kernels");
+        ins.fn = splat == 0   ? n.kernels->splat_first
+                 : splat == 1 ? n.kernels->splat_second
+                              : n.kernels->plain;
+        ins.out = static_cast<std::uint16_t>(n_in + i);
+    }
+    // Inputs that need one keep a register for the whole block (gathered or splatted into it);
+    // computed nodes that are not live-out share registers once their last reader has run.
+    // Kernels read element i before writing it, so a result may take the register of an operand
+    // whose elements are at least as wide; a wider result (bool -> float, float -> double)
+    // would overwrite operand elements not read yet, so such a register is freed only after
+    // the result has its own.
+    r.registers.assign(slots, no_register);
+    std::uint16_t count = 0;
+    for (std::size_t i = 0; i < n_in; ++i)
+        if (needs_register[i])
+            r.registers[i] = count++;
+    std::vector<std::uint16_t> free_list, freed_after;
+    auto release = [](std::vector<std::uint16_t>& list, std::uint16_t reg) {
+        if (std::find(list.begin(), list.end(), reg) == list.end())
+            list.push_back(reg);
+    };
+    for (std::size_t i = 0; i < r.nodes.size(); ++i) {
+        const std::size_t out_size = dtype_size(g[r.nodes[i]].type);
+        freed_after.clear();
+        for (std::uint16_t s : r.program[i].in)
+            if (s >= n_in && s < n_in + i && last_use[s] == i && !r.live_out[s - n_in]) {
+                const bool wide = dtype_size(g[r.nodes[s - n_in]].type) >= out_size;
+                release(wide ? free_list : freed_after, r.registers[s]);
+            }
+        if (!r.live_out[i]) {
+            if (free_list.empty()) {
+                r.registers[n_in + i] = count++;
+            } else {
+                r.registers[n_in + i] = free_list.back();
+                free_list.pop_back();
+            }
+        }
+        for (std::uint16_t reg : freed_after)
+            release(free_list, reg);
+    }
+    // Only the operand slots of the instructions are meaningful for arity < 3.
+    for (std::size_t i = 0; i < r.nodes.size(); ++i)
+        for (std::size_t k = g[r.nodes[i]].inputs.size(); k < 3; ++k)
+            r.program[i].in[k] = r.program[i].out;
+    r.register_count = count;
+    // Live registers x block <= half of L1: the block stays in cache across the whole program.
+    const std::size_t budget = l1_data_bytes() / 2;
+    std::size_t block = budget / (std::max<std::size_t>(count, 1) * 8);
+    block = std::clamp<std::size_t>(block / 64 * 64, 64, 16384);
+    r.block = std::min(block, std::max<std::size_t>(r.size, 1));
+}
+
+} // namespace xtrace::plan
