@@ -3,6 +3,7 @@
 
 /// xtrace: tf.function for C++ tensor code. Include this one header.
 
+#include "autodiff/gradients.hpp"
 #include "config.hpp"
 #include "core/dtype.hpp"
 #include "core/error.hpp"

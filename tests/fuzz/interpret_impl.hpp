@@ -57,6 +57,7 @@ struct interpreter {
             XTRACE_FUZZ_UNARY(tanh, xtrace::tanh(x), is_flt<T>)
             XTRACE_FUZZ_UNARY(sigmoid, xtrace::sigmoid(x), is_flt<T>)
             XTRACE_FUZZ_UNARY(logical_not, !x, is_bool<T>)
+            XTRACE_FUZZ_UNARY(stop_gradient, xtrace::stop_gradient(x), true)
 #undef XTRACE_FUZZ_UNARY
         default:
             break;

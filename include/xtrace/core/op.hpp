@@ -103,6 +103,9 @@ enum class op_kind : std::uint8_t {
     result,          ///< the index-th result of a cond or while_loop
     read_variable,   ///< the value of a variable when the step runs (in program order)
     assign_variable, ///< writes a variable (a side effect, in program order)
+    stop_gradient,   ///< its operand's value; gradients do not flow through it
+    sum_to,          ///< operand 0 summed over the dims it was broadcast along to operand 1's
+                     ///< shape (a gradient's way back through broadcasting)
 };
 
 /// Facts about one op kind.
@@ -155,6 +158,10 @@ constexpr op_info info(op_kind k) noexcept {
         return {"read_variable", 0, op_domain::any, op_result::same, false, false};
     case op_kind::assign_variable:
         return {"assign_variable", 1, op_domain::any, op_result::same, false, false};
+    case op_kind::stop_gradient:
+        return {"stop_gradient", 1, op_domain::any, op_result::same, true, false};
+    case op_kind::sum_to:
+        return {"sum_to", 2, op_domain::numeric, op_result::same, false, false};
     }
     return {"?", 0, op_domain::any, op_result::same, false, false};
 }

@@ -59,6 +59,9 @@ XTRACE_DECL std::vector<std::int64_t> normalize_shape_op(op_kind op, const shape
 XTRACE_DECL shape_t shape_op_result(op_kind op, const shape_t& in,
                                     const std::vector<std::int64_t>& a);
 
+/// sum_to(g, like): `like`'s shape, which must broadcast to g's (throws shape_error).
+XTRACE_DECL shape_t sum_to_shape(const shape_t& g, const shape_t& like);
+
 /// cond: result k's shapes in the then and else branches, merged (a dim unknown in either is
 /// unknown); throws shape_error where known dims differ or the ranks do.
 XTRACE_DECL shape_t merge_branch_shapes(const shape_t& then_shape, const shape_t& else_shape,
@@ -274,6 +277,17 @@ XTRACE_DECL shape_t shape_op_result(op_kind op, const shape_t& in,
     default:
         return in;
     }
+}
+
+XTRACE_DECL shape_t sum_to_shape(const shape_t& g, const shape_t& like) {
+    const auto b = broadcast_shapes(like, g);
+    bool ok = b && like.size() <= g.size();
+    for (std::size_t d = 0; ok && d < g.size(); ++d)
+        ok = (*b)[d] == g[d] || g[d] < 0;
+    if (!ok)
+        throw shape_error("xtrace::sum_to: " + shape_string(like) + " does not broadcast to " +
+                          shape_string(g));
+    return like;
 }
 
 XTRACE_DECL shape_t merge_branch_shapes(const shape_t& then_shape, const shape_t& else_shape,

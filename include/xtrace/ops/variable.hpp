@@ -78,6 +78,9 @@ public:
         store(value);
     }
 
+    /// Its storage, shared with the graphs that read or assign it.
+    const std::shared_ptr<graph::variable_storage>& storage() const noexcept { return s_; }
+
     /// The value now (from plain code; inside a traced function use read()).
     xt::xarray<T> value() const {
         const std::lock_guard lock(s_->mutex);

@@ -120,7 +120,11 @@ XTRACE_DECL std::vector<shape_t> bind_shapes(const graph::graph& g,
 #undef XTRACE_X
             shapes[id] = graph::reduce_shape(in(0), n.axes, n.keep_dims);
             break;
+        case op_kind::sum_to:
+            shapes[id] = graph::sum_to_shape(in(0), in(1));
+            break;
         case op_kind::cast:
+        case op_kind::stop_gradient:
 #define XTRACE_X(name, arity, domain, result) case op_kind::name:
             XTRACE_ELEMENTWISE_OPS(XTRACE_X)
 #undef XTRACE_X

@@ -21,6 +21,17 @@
 
 namespace xtrace::trace {
 
+class builder;
+
+/// A user's gradient for a value (xtrace::custom_gradient): records, in trace `b`, the
+/// gradients of `inputs` given the value's output gradient `dy` and the value `y`.
+struct gradient_rule {
+    virtual ~gradient_rule() = default;
+    virtual std::vector<graph::node_id> gradients(builder& b, graph::node_id dy,
+                                                  std::span<const graph::node_id> inputs,
+                                                  graph::node_id y) const = 0;
+};
+
 /// The graph under construction while a lambda is traced (or, with a parent, while a cond
 /// branch or while_loop body is traced inside it).
 class builder : public std::enable_shared_from_this<builder> {
@@ -80,6 +91,21 @@ public:
     /// A shape op of `input` with attributes `attrs` (see graph::normalize_shape_op).
     graph::node_id add_shape_op(op_kind op, dtype type, graph::node_id input,
                                 std::vector<std::int64_t> attrs);
+
+    /// sum_to(g, like): g summed over the dims it has beyond, or larger than, like's (with
+    /// `kernel`, a sum's); the result has like's shape. Throws shape_error.
+    graph::node_id add_sum_to(dtype type, graph::node_id g, graph::node_id like,
+                              const graph::reduce_kernels* kernel);
+
+    /// `value`, whose gradient is not its own but `rule`'s with respect to `inputs`
+    /// (xtrace::custom_gradient); a node of its own, never merged with another.
+    graph::node_id add_custom_gradient(graph::node_id value, std::vector<graph::node_id> inputs,
+                                       std::shared_ptr<const gradient_rule> rule,
+                                       const graph::kernel_set* identity);
+
+    /// The custom gradient of node `id` and the inputs it is taken for, if it has one.
+    const std::pair<std::shared_ptr<const gradient_rule>, std::vector<graph::node_id>>*
+    custom_gradient(graph::node_id id) const;
 
     /// matmul(a, b); throws shape_error.
     graph::node_id add_matmul(dtype type, graph::node_id a, graph::node_id b,
@@ -170,6 +196,9 @@ private:
     bool variables_allowed_ = true;
     bool deferred_ = false;
     std::vector<graph::node_id> captures_;
+    std::unordered_map<graph::node_id,
+                       std::pair<std::shared_ptr<const gradient_rule>, std::vector<graph::node_id>>>
+        custom_gradients_;
     std::unordered_map<graph::node_id, graph::node_id> capture_of_;
 };
 

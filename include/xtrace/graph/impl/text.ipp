@@ -58,6 +58,8 @@ XTRACE_DECL std::string node_text(const node& n, std::span<const std::string> op
         os << ", axes=" << shape_string(n.axes) << (n.keep_dims ? ", keep_dims)" : ")");
         break;
     case op_kind::cast:
+    case op_kind::stop_gradient:
+    case op_kind::sum_to:
 #define XTRACE_X(op_name, arity, domain, result) case op_kind::op_name:
         XTRACE_ELEMENTWISE_OPS(XTRACE_X)
 #undef XTRACE_X

@@ -73,9 +73,12 @@ private:
             return run_read(id);
         case op_kind::assign_variable:
             return run_assign(id);
+        case op_kind::sum_to:
+            return run_sum_to(id);
         case op_kind::arg:
         case op_kind::constant:
         case op_kind::cast:
+        case op_kind::stop_gradient:
 #define XTRACE_X(name, arity, domain, result) case op_kind::name:
             XTRACE_ELEMENTWISE_OPS(XTRACE_X)
 #undef XTRACE_X
@@ -502,6 +505,23 @@ private:
         for (auto a : n.axes)
             mask |= std::uint64_t(1) << a;
         n.reduce->whole(home_data(in), st, shape.data(), shape.size(), mask, home_data(id));
+    }
+
+    // The dims operand 1 has as 1 (or lacks) where operand 0's are larger are summed away; the
+    // result, contiguous, has operand 1's shape.
+    void run_sum_to(graph::node_id id) {
+        const graph::node& n = g_[id];
+        const graph::node_id in = n.inputs[0];
+        const shape_t& from = p_.shapes[in];
+        const shape_t& to = p_.shapes[id];
+        std::uint64_t mask = 0;
+        const std::size_t lead = from.size() - to.size();
+        for (std::size_t d = 0; d < from.size(); ++d)
+            if (d < lead || (to[d - lead] == 1 && from[d] != 1))
+                mask |= std::uint64_t(1) << d;
+        std::array<std::int64_t, XTRACE_MAX_RANK> own{};
+        n.reduce->whole(home_data(in), home_strides(in, own.data()), from.data(), from.size(), mask,
+                        home_data(id));
     }
 
     void copy_out(const plan::output_copy& c) {

@@ -76,6 +76,7 @@ XTRACE_DECL node_class classify(op_kind k) noexcept {
     case op_kind::constant:
         return node_class::leaf;
     case op_kind::cast:
+    case op_kind::stop_gradient:
 #define XTRACE_X(name, arity, domain, result) case op_kind::name:
         XTRACE_ELEMENTWISE_OPS(XTRACE_X)
 #undef XTRACE_X
@@ -97,6 +98,7 @@ XTRACE_DECL node_class classify(op_kind k) noexcept {
     case op_kind::while_loop:
     case op_kind::read_variable:
     case op_kind::assign_variable:
+    case op_kind::sum_to:
         return node_class::alone;
     }
     return node_class::alone;

@@ -102,6 +102,35 @@ XTRACE_DECL graph::node_id builder::add_shape_op(op_kind op, dtype type, graph::
     return record(std::move(n), recording::merged);
 }
 
+XTRACE_DECL graph::node_id builder::add_sum_to(dtype type, graph::node_id g, graph::node_id like,
+                                               const graph::reduce_kernels* kernel) {
+    check_open("sum_to");
+    const std::array<graph::node_id, 2> operands{g, like};
+    graph::node n = make(op_kind::sum_to, type, operands);
+    n.reduce = kernel;
+    n.shape = graph::sum_to_shape(g_.nodes[g].shape, g_.nodes[like].shape);
+    return record(std::move(n), recording::merged);
+}
+
+XTRACE_DECL graph::node_id builder::add_custom_gradient(graph::node_id value,
+                                                        std::vector<graph::node_id> inputs,
+                                                        std::shared_ptr<const gradient_rule> rule,
+                                                        const graph::kernel_set* identity) {
+    check_open("custom_gradient");
+    graph::node n = make(op_kind::stop_gradient, g_.nodes[value].type, {&value, 1});
+    n.kernels = identity;
+    n.shape = g_.nodes[value].shape;
+    const auto id = record(std::move(n), recording::kept);
+    custom_gradients_.emplace(id, std::pair(std::move(rule), std::move(inputs)));
+    return id;
+}
+
+XTRACE_DECL const std::pair<std::shared_ptr<const gradient_rule>, std::vector<graph::node_id>>*
+builder::custom_gradient(graph::node_id id) const {
+    const auto it = custom_gradients_.find(id);
+    return it == custom_gradients_.end() ? nullptr : &it->second;
+}
+
 XTRACE_DECL graph::node_id builder::add_matmul(dtype type, graph::node_id a, graph::node_id b,
                                                graph::matmul_fn kernel) {
     check_open("matmul");

@@ -1,0 +1,463 @@
+#ifndef XTRACE_AUTODIFF_BACKWARD_HPP
+#define XTRACE_AUTODIFF_BACKWARD_HPP
+
+// Reverse-mode differentiation of a trace: from a node's adjoint, walk the recorded nodes
+// backwards and record, into the same trace, each one's vector-Jacobian product. Gradients are
+// ordinary nodes, so they fuse, plan and run like the forward pass, and can be differentiated
+// again. Rules follow TensorFlow's (ties, zeros and infinities included); see the README.
+
+#include "../config.hpp"
+#include "../core/error.hpp"
+#include "../core/op.hpp"
+#include "../graph/graph.hpp"
+#include "../trace/builder.hpp"
+
+#if !defined(XTRACE_SEPARATE_COMPILATION) || XTRACE_DEFINE_RUNTIME
+#include "../interp/kernels.hpp"
+#include "../interp/matmul.hpp"
+#include "../interp/reduce.hpp"
+#endif
+
+#include <memory>
+#include <numeric>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+namespace xtrace::autodiff {
+
+/// What a gradient is taken with respect to: a node of the trace, or every read of a variable.
+struct target {
+    graph::node_id node = 0;                      ///< when `var` is null
+    std::shared_ptr<graph::variable_storage> var; ///< a variable: the sum over its reads
+};
+
+/// Records in `b` the gradients of node `y` (seeded with node `seed`, of y's shape and dtype)
+/// with respect to each target, in order; a target y does not depend on gets zeros of its shape.
+/// Throws tracing_error for an op on the way that has no gradient rule yet.
+XTRACE_DECL std::vector<graph::node_id>
+backward(trace::builder& b, graph::node_id y, graph::node_id seed, std::span<const target> targets);
+
+namespace detail {
+
+#if !defined(XTRACE_SEPARATE_COMPILATION) || XTRACE_DEFINE_RUNTIME
+
+// Records new nodes in a trace, with the kernels the runtime has for them. A template, so that
+// only a program that takes gradients compiles every op's kernels.
+template <class Tag = void>
+class recorder {
+public:
+    explicit recorder(trace::builder& b) : b_(b) {}
+
+    trace::builder& builder() const noexcept { return b_; }
+
+    const graph::node& at(graph::node_id id) const { return b_.at(id); }
+    dtype type(graph::node_id id) const { return b_.at(id).type; }
+    shape_t shape(graph::node_id id) const { return b_.at(id).shape; }
+
+    graph::node_id constant(dtype t, double v) {
+        return b_.add_constant(t, v, static_cast<std::int64_t>(v));
+    }
+    graph::node_id op(op_kind k, std::initializer_list<graph::node_id> in) {
+        const std::vector<graph::node_id> ids(in);
+        const dtype operand = type(ids[k == op_kind::where ? 1 : 0]);
+        const dtype result = info(k).result == op_result::boolean ? dtype::boolean : operand;
+        return b_.add_elementwise(k, result, ids, interp::kernels_for(k, operand, result));
+    }
+    graph::node_id cast(graph::node_id x, dtype to) {
+        return b_.add_elementwise(op_kind::cast, to, std::span(&x, 1),
+                                  interp::kernels_for(op_kind::cast, type(x), to));
+    }
+    graph::node_id reduce(op_kind k, graph::node_id x, std::vector<std::int64_t> axes, bool keep) {
+        return b_.add_reduction(k, type(x), x, std::move(axes), keep, reduce_kernels(k, type(x)));
+    }
+    graph::node_id shape_op(op_kind k, graph::node_id x, std::vector<std::int64_t> attrs) {
+        return b_.add_shape_op(k, type(x), x, std::move(attrs));
+    }
+    graph::node_id matmul(graph::node_id a, graph::node_id c) {
+        return b_.add_matmul(type(a), a, c, visit_dtype(type(a), [](auto tag) -> graph::matmul_fn {
+                                 using T = typename decltype(tag)::type;
+                                 if constexpr (std::is_same_v<T, bool>)
+                                     return nullptr;
+                                 else
+                                     return &interp::matmul_kernel<T>;
+                             }));
+    }
+    graph::node_id sum_to(graph::node_id g, graph::node_id like) {
+        return b_.add_sum_to(type(g), g, like, reduce_kernels(op_kind::sum, type(g)));
+    }
+    // `value` (a rank-0 constant or any node) broadcast to `like`'s shape, in `value`'s dtype.
+    graph::node_id broadcast_like(graph::node_id value, graph::node_id like) {
+        graph::node_id same = like;
+        if (type(like) != type(value))
+            same = cast(like, type(value));
+        return op(op_kind::where, {constant(dtype::boolean, 1), value, same});
+    }
+    graph::node_id zeros_like(graph::node_id like) {
+        return broadcast_like(constant(type(like), 0), like);
+    }
+
+private:
+    static const graph::reduce_kernels* reduce_kernels(op_kind k, dtype t) {
+        return visit_dtype(t, [&](auto tag) -> const graph::reduce_kernels* {
+            using T = typename decltype(tag)::type;
+            if constexpr (!std::is_same_v<T, bool>) {
+                switch (k) {
+#define XTRACE_X(name, domain)                                                                     \
+    case op_kind::name:                                                                            \
+        return &interp::reduce_kernels_of<op::name, T>;
+                    XTRACE_REDUCTION_OPS(XTRACE_X)
+#undef XTRACE_X
+                default:
+                    break;
+                }
+            }
+            return nullptr;
+        });
+    }
+
+    trace::builder& b_;
+};
+
+// One backward pass: adjoints per node, accumulated, then each node's rule.
+template <class Tag = void>
+class pass {
+public:
+    explicit pass(trace::builder& b) : r_(b) {}
+
+    std::vector<graph::node_id> run(graph::node_id y, graph::node_id seed,
+                                    std::span<const target> targets) {
+        find_relevant(y, targets);
+        adjoint_.assign(y + 1, std::nullopt);
+        adjoint_[y] = seed;
+        for (graph::node_id id = y + 1; id-- > 0;)
+            if (adjoint_[id])
+                step(id, *adjoint_[id]);
+        std::vector<graph::node_id> out;
+        for (const target& t : targets)
+            out.push_back(t.var ? of_variable(t.var, y) : of_node(t.node));
+        return out;
+    }
+
+private:
+    using T_id = graph::node_id;
+
+    // relevant_[id]: a target depends on node id... the other way round: node id depends on a
+    // target (or is one), so a gradient flowing into it can reach a target.
+    void find_relevant(T_id y, std::span<const target> targets) {
+        relevant_.assign(y + 1, false);
+        for (const target& t : targets)
+            if (!t.var && t.node <= y)
+                relevant_[t.node] = true;
+        for (T_id id = 0; id <= y; ++id) {
+            const graph::node& n = r_.at(id);
+            for (const target& t : targets)
+                if (t.var && n.op == op_kind::read_variable && n.var == t.var)
+                    relevant_[id] = true;
+            for (T_id in : n.inputs)
+                if (relevant_[in])
+                    relevant_[id] = true;
+        }
+    }
+
+    static bool differentiable(dtype t) { return is_floating(t); }
+
+    graph::node_id of_node(T_id x) {
+        if (x < adjoint_.size() && adjoint_[x])
+            return *adjoint_[x];
+        return r_.zeros_like(x);
+    }
+
+    // A variable's gradient: the sum over its reads up to y.
+    graph::node_id of_variable(const std::shared_ptr<graph::variable_storage>& var, T_id y) {
+        std::optional<graph::node_id> sum;
+        std::optional<graph::node_id> any_read;
+        for (T_id id = 0; id <= y; ++id) {
+            const graph::node& n = r_.at(id);
+            if (n.op != op_kind::read_variable || n.var != var)
+                continue;
+            any_read = id;
+            if (adjoint_[id])
+                sum = sum ? r_.op(op_kind::add, {*sum, *adjoint_[id]}) : *adjoint_[id];
+        }
+        if (sum)
+            return *sum;
+        if (any_read)
+            return r_.zeros_like(*any_read);
+        // Never read on the way to y: zeros of the variable's shape, from a read of it.
+        throw tracing_error("xtrace::gradients: " + var->describe() +
+                            " is not read by the traced function, so it has no gradient there; "
+                            "read it (variable.read()) where it is used");
+    }
+
+    // Adds `g` (of the consuming node's shape) to input `in`'s adjoint, summed back to in's
+    // shape where broadcasting made it larger; inputs no target depends on are skipped.
+    void add(T_id in, T_id g) {
+        if (!relevant_[in] || !differentiable(r_.type(in)))
+            return;
+        g = unbroadcast(g, in);
+        adjoint_[in] = adjoint_[in] ? r_.op(op_kind::add, {*adjoint_[in], g}) : g;
+    }
+
+    T_id unbroadcast(T_id g, T_id in) {
+        const shape_t gs = r_.shape(g), is = r_.shape(in);
+        if (gs == is && is_fully_known(is))
+            return g;
+        if (!is_fully_known(gs) || !is_fully_known(is))
+            return r_.sum_to(g, in); // decided per call, from the concrete shapes
+        std::vector<std::int64_t> axes;
+        const std::size_t lead = gs.size() - is.size();
+        for (std::size_t d = 0; d < gs.size(); ++d)
+            if (d < lead || (is[d - lead] == 1 && gs[d] != 1))
+                axes.push_back(static_cast<std::int64_t>(d));
+        T_id s = axes.empty() ? g : r_.reduce(op_kind::sum, g, axes, true);
+        if (lead > 0 || r_.shape(s) != is)
+            s = r_.shape_op(op_kind::reshape, s, std::vector<std::int64_t>(is.begin(), is.end()));
+        return s;
+    }
+
+    // g with the reduced axes of a reduction of `x` put back (size 1), then broadcast to x.
+    T_id expand(T_id g, T_id x, const std::vector<std::int64_t>& axes, bool keep) {
+        if (!keep)
+            for (auto a : axes) // ascending: each axis is its final position
+                g = r_.shape_op(op_kind::expand_dims, g, {a});
+        return r_.broadcast_like(g, x);
+    }
+
+    // Elements per result of a reduction of x over axes: a scalar constant when the dims are
+    // known, else counted when the graph runs (broadcast to x's shape).
+    T_id count(T_id x, const std::vector<std::int64_t>& axes) {
+        const shape_t s = r_.shape(x);
+        double n = 1;
+        bool known = true;
+        for (auto a : axes) {
+            known = known && s[a] >= 0;
+            n *= static_cast<double>(s[a]);
+        }
+        if (known)
+            return r_.constant(r_.type(x), n);
+        const T_id ones = r_.broadcast_like(r_.constant(r_.type(x), 1), x);
+        return expand(r_.reduce(op_kind::sum, ones, axes, true), x, axes, true);
+    }
+
+    T_id zero(T_id like) { return r_.constant(r_.type(like), 0); }
+    T_id one(T_id like) { return r_.constant(r_.type(like), 1); }
+    T_id mul(T_id a, T_id b) { return r_.op(op_kind::mul, {a, b}); }
+    T_id div(T_id a, T_id b) { return r_.op(op_kind::div, {a, b}); }
+    T_id neg(T_id a) { return r_.op(op_kind::neg, {a}); }
+    T_id where(T_id c, T_id a, T_id b) { return r_.op(op_kind::where, {c, a, b}); }
+
+    [[noreturn]] void no_rule(const graph::node& n) {
+        // A cond's or while_loop's results are where its gradient would enter: name the op.
+        const op_kind k = n.op == op_kind::result ? r_.at(n.inputs[0]).op : n.op;
+        throw tracing_error("xtrace::gradients: " + std::string(info(k).name) +
+                            " has no gradient yet; wrap its result in xtrace::stop_gradient if "
+                            "no gradient should flow through it");
+    }
+
+    void step(T_id id, T_id g) {
+        const graph::node n = r_.at(id); // a copy: recording new nodes moves the old ones
+        if (!differentiable(n.type))
+            return; // comparisons, logic, integer values: no gradient (TensorFlow: None)
+        const auto in = [&](std::size_t k) { return n.inputs[k]; };
+        switch (n.op) {
+        case op_kind::stop_gradient:
+            if (const auto* found = r_.builder().custom_gradient(id)) {
+                const auto custom = *found; // the rule may record custom gradients of its own
+                const auto grads = custom.first->gradients(r_.builder(), g, custom.second, id);
+                for (std::size_t k = 0; k < grads.size() && k < custom.second.size(); ++k)
+                    add(custom.second[k], grads[k]);
+            }
+            return;
+        case op_kind::arg:
+        case op_kind::constant:
+        case op_kind::read_variable:
+        case op_kind::floor:
+        case op_kind::ceil:
+        case op_kind::round:
+            return; // leaves, and piecewise-constant functions (zero almost everywhere)
+        case op_kind::neg:
+            return add(in(0), neg(g));
+        case op_kind::abs: { // sign(x) * g: 0 at 0, as TensorFlow
+            const T_id x = in(0);
+            const T_id pos = r_.op(op_kind::greater, {x, zero(x)});
+            const T_id negative = r_.op(op_kind::less, {x, zero(x)});
+            return add(x, where(pos, g, where(negative, neg(g), zero(x))));
+        }
+        case op_kind::square:
+            return add(in(0), mul(g, mul(r_.constant(n.type, 2), in(0))));
+        case op_kind::relu: // 0 at 0, as TensorFlow
+            return add(in(0), where(r_.op(op_kind::greater, {in(0), zero(in(0))}), g, zero(id)));
+        case op_kind::exp:
+            return add(in(0), mul(g, id));
+        case op_kind::log:
+            return add(in(0), div(g, in(0)));
+        case op_kind::sqrt: // g / (2 sqrt(x)): inf at 0, as TensorFlow
+            return add(in(0), div(g, mul(r_.constant(n.type, 2), id)));
+        case op_kind::rsqrt: // -x^(-3/2) / 2
+            return add(in(0), mul(g, mul(r_.constant(n.type, -0.5), mul(id, mul(id, id)))));
+        case op_kind::sin:
+            return add(in(0), mul(g, r_.op(op_kind::cos, {in(0)})));
+        case op_kind::cos:
+            return add(in(0), neg(mul(g, r_.op(op_kind::sin, {in(0)}))));
+        case op_kind::tanh:
+            return add(in(0), mul(g, r_.op(op_kind::sub, {one(id), mul(id, id)})));
+        case op_kind::sigmoid:
+            return add(in(0), mul(g, mul(id, r_.op(op_kind::sub, {one(id), id}))));
+        case op_kind::add:
+            add(in(0), g);
+            return add(in(1), g);
+        case op_kind::sub:
+            add(in(0), g);
+            return add(in(1), neg(g));
+        case op_kind::mul:
+            add(in(0), mul(g, in(1)));
+            return add(in(1), mul(g, in(0)));
+        case op_kind::div:
+            add(in(0), div(g, in(1)));
+            return add(in(1), neg(div(mul(g, id), in(1)))); // -g a / b^2 = -g (a/b) / b
+        case op_kind::pow: { // d/da = b a^(b-1); d/db = a^b log(a), taken as 0 where a <= 0
+            const T_id a = in(0), e = in(1);
+            const T_id em1 = r_.op(op_kind::sub, {e, one(e)});
+            add(a, mul(g, mul(e, r_.op(op_kind::pow, {a, em1}))));
+            const T_id positive = r_.op(op_kind::greater, {a, zero(a)});
+            const T_id log_a =
+                where(positive, r_.op(op_kind::log, {a}), r_.broadcast_like(zero(a), a));
+            return add(e, mul(g, mul(id, log_a)));
+        }
+        case op_kind::maximum:
+        case op_kind::minimum: { // ties go to the first operand, as TensorFlow
+            const op_kind pick =
+                n.op == op_kind::maximum ? op_kind::greater_equal : op_kind::less_equal;
+            const T_id first = r_.op(pick, {in(0), in(1)});
+            const T_id none = zero(id);
+            add(in(0), where(first, g, none));
+            return add(in(1), where(first, none, g));
+        }
+        case op_kind::clip: { // clip(x, lo, hi): x gets g inside [lo, hi], lo below, hi above
+            const T_id x = in(0), lo = in(1), hi = in(2);
+            const T_id below = r_.op(op_kind::less, {x, lo});
+            const T_id above = r_.op(op_kind::greater, {x, hi});
+            const T_id none = zero(id);
+            add(x, where(below, none, where(above, none, g)));
+            add(lo, where(below, g, none));
+            return add(hi, where(above, g, none));
+        }
+        case op_kind::where: {
+            const T_id none = zero(id);
+            add(in(1), where(in(0), g, none));
+            return add(in(2), where(in(0), none, g));
+        }
+        case op_kind::cast:
+            if (differentiable(r_.type(in(0))))
+                add(in(0), r_.cast(g, r_.type(in(0))));
+            return;
+        case op_kind::sum:
+            return add(in(0), expand(g, in(0), n.axes, n.keep_dims));
+        case op_kind::mean:
+            return add(in(0), div(expand(g, in(0), n.axes, n.keep_dims), count(in(0), n.axes)));
+        case op_kind::max:
+        case op_kind::min: { // shared equally among the elements that attain it
+            const T_id x = in(0);
+            const T_id hit =
+                r_.cast(r_.op(op_kind::equal, {x, expand(id, x, n.axes, n.keep_dims)}), n.type);
+            const T_id hits = r_.reduce(op_kind::sum, hit, n.axes, n.keep_dims);
+            return add(x, div(mul(hit, expand(g, x, n.axes, n.keep_dims)),
+                              expand(hits, x, n.axes, n.keep_dims)));
+        }
+        case op_kind::prod: { // with zeros: only the one zero of a group gets the others' product
+            const T_id x = in(0);
+            const T_id is_zero = r_.op(op_kind::equal, {x, zero(x)});
+            const T_id zeros = r_.reduce(op_kind::sum, r_.cast(is_zero, n.type), n.axes, true);
+            const T_id nonzero = r_.reduce(op_kind::prod, where(is_zero, one(x), x), n.axes, true);
+            const T_id ge = expand(g, x, n.axes, n.keep_dims);
+            const T_id z = expand(zeros, x, n.axes, true);
+            const T_id p = expand(nonzero, x, n.axes, true);
+            const T_id none = zero(x);
+            const T_id at_zero = where(r_.op(op_kind::equal, {z, one(x)}), mul(ge, p), none);
+            const T_id elsewhere =
+                where(r_.op(op_kind::equal, {z, zero(x)}), div(mul(ge, p), x), none);
+            return add(x, where(is_zero, at_zero, elsewhere));
+        }
+        case op_kind::reshape: {
+            const shape_t s = r_.shape(in(0));
+            if (std::count(s.begin(), s.end(), unknown_dim) > 1)
+                throw tracing_error("xtrace::gradients: reshape of " + shape_string(s) +
+                                    " has more than one unknown dim; its gradient needs them");
+            return add(in(0), r_.shape_op(op_kind::reshape, g,
+                                          std::vector<std::int64_t>(s.begin(), s.end())));
+        }
+        case op_kind::transpose: {
+            std::vector<std::int64_t> inverse(n.axes.size());
+            for (std::size_t i = 0; i < n.axes.size(); ++i)
+                inverse[static_cast<std::size_t>(n.axes[i])] = static_cast<std::int64_t>(i);
+            return add(in(0), r_.shape_op(op_kind::transpose, g, inverse));
+        }
+        case op_kind::expand_dims:
+            return add(in(0), r_.shape_op(op_kind::squeeze, g, {n.axes[0]}));
+        case op_kind::squeeze:
+            return add(in(0), r_.shape_op(op_kind::expand_dims, g, {n.axes[0]}));
+        case op_kind::broadcast_to:
+            return add(in(0), g); // summed back to the input's shape by add
+        case op_kind::matmul: {   // dA = dC B^T, dB = A^T dC, batch dims summed back
+            const T_id a = in(0), b = in(1);
+            add(a, r_.matmul(g, swap_last(b)));
+            return add(b, r_.matmul(swap_last(a), g));
+        }
+        case op_kind::sum_to:
+            return add(in(0), r_.broadcast_like(g, in(0)));
+        case op_kind::result:
+        case op_kind::cond:
+        case op_kind::while_loop:
+        case op_kind::print:
+        case op_kind::host_function:
+        case op_kind::assign_variable:
+        case op_kind::less:
+        case op_kind::less_equal:
+        case op_kind::greater:
+        case op_kind::greater_equal:
+        case op_kind::equal:
+        case op_kind::not_equal:
+        case op_kind::logical_not:
+        case op_kind::logical_and:
+        case op_kind::logical_or:
+        case op_kind::logical_xor:
+            no_rule(n);
+        }
+    }
+
+    T_id swap_last(T_id x) {
+        const std::size_t rank = r_.shape(x).size();
+        std::vector<std::int64_t> perm(rank);
+        std::iota(perm.begin(), perm.end(), std::int64_t(0));
+        std::swap(perm[rank - 1], perm[rank - 2]);
+        return r_.shape_op(op_kind::transpose, x, perm);
+    }
+
+    recorder<Tag> r_;
+    std::vector<std::optional<graph::node_id>> adjoint_;
+    std::vector<bool> relevant_;
+};
+
+#endif
+
+} // namespace detail
+
+} // namespace xtrace::autodiff
+
+#if XTRACE_DEFINE_RUNTIME && defined(XTRACE_SEPARATE_COMPILATION)
+
+namespace xtrace::autodiff {
+
+XTRACE_DECL std::vector<graph::node_id> backward(trace::builder& b, graph::node_id y,
+                                                 graph::node_id seed,
+                                                 std::span<const target> targets) {
+    return detail::pass<>(b).run(y, seed, targets);
+}
+
+} // namespace xtrace::autodiff
+
+#endif
+
+#endif

@@ -1,0 +1,174 @@
+// Gradients of random programs against central finite differences: smooth float64 ops (so that
+// differences are exact to their own error), broadcasting between [m,n], [n] and [] values,
+// reductions and softmax, chained at random; every gradient rule on the way is exercised in
+// combination with the others.
+
+#include "autodiff/finite_differences.hpp"
+
+#include <functional>
+
+using namespace xtrace::testing;
+
+namespace {
+
+// What each step computes from one or two earlier values (by position).
+enum class kind {
+    tanh,
+    sigmoid,
+    sin,
+    square,
+    softplus,
+    neg,
+    add,
+    sub,
+    mul,
+    div,
+    sum0,
+    mean1,
+    sum_all,
+    softmax,
+    scale
+};
+
+struct step {
+    kind k;
+    int a, b;
+};
+
+struct program {
+    std::vector<step> steps;
+    std::vector<std::vector<std::size_t>> shapes; // of every value, inputs first
+};
+
+// A random program of `n` steps over inputs x [m,n] and y [n].
+program random_program(std::size_t m, std::size_t n, int steps) {
+    program p;
+    p.shapes = {{m, n}, {n}};
+    auto pick = [&] { return static_cast<int>(rng()() % p.shapes.size()); };
+    for (int s = 0; s < steps; ++s) {
+        const auto k = static_cast<kind>(rng()() % 15);
+        int a = pick(), b = pick();
+        const auto& sa = p.shapes[static_cast<std::size_t>(a)];
+        const auto& sb = p.shapes[static_cast<std::size_t>(b)];
+        std::vector<std::size_t> out = sa;
+        switch (k) {
+        case kind::add:
+        case kind::sub:
+        case kind::mul:
+        case kind::div:
+            out = sa.size() >= sb.size() ? sa : sb; // [m,n] with [n] or []: broadcasts
+            break;
+        case kind::sum0:
+            if (sa.size() != 2)
+                continue;
+            out = {n};
+            break;
+        case kind::mean1:
+            if (sa.size() != 2)
+                continue;
+            out = {m, 1};
+            break;
+        case kind::sum_all:
+            out = {};
+            break;
+        case kind::softmax:
+            if (sa.empty() || sa.back() == 1)
+                continue;
+            break;
+        default:
+            break;
+        }
+        if (out.size() == 2 && out[1] == 1 && k != kind::mean1)
+            continue; // keep values to [m,n], [n], [] (and mean1's [m,1], used only unary)
+        if ((k == kind::add || k == kind::sub || k == kind::mul || k == kind::div) &&
+            ((sa.size() == 2 && sa[1] == 1) || (sb.size() == 2 && sb[1] == 1)))
+            continue;
+        p.steps.push_back({k, a, b});
+        p.shapes.push_back(out);
+    }
+    return p;
+}
+
+// The program's value: sum over its values of sum(value), weighted by position.
+auto as_function(const program& p) {
+    return [p](auto x, auto y) {
+        using value = decltype(xtrace::erase(x)); // erased<double> when traced
+        std::vector<value> v{xtrace::erase(x), xtrace::erase(y)};
+        for (const step& s : p.steps) {
+            const auto& a = v[static_cast<std::size_t>(s.a)];
+            const auto& b = v[static_cast<std::size_t>(s.b)];
+            switch (s.k) {
+            case kind::tanh:
+                v.push_back(xtrace::tanh(a));
+                break;
+            case kind::sigmoid:
+                v.push_back(xtrace::sigmoid(a * 2.0));
+                break;
+            case kind::sin:
+                v.push_back(xtrace::sin(a));
+                break;
+            case kind::square:
+                v.push_back(xtrace::square(a) * 0.5);
+                break;
+            case kind::softplus: // log(1 + exp(tanh a)): exp and log of bounded values
+                v.push_back(xtrace::log(1.0 + xtrace::exp(xtrace::tanh(a))));
+                break;
+            case kind::neg:
+                v.push_back(-a);
+                break;
+            case kind::add:
+                v.push_back(a + b);
+                break;
+            case kind::sub:
+                v.push_back(a - b);
+                break;
+            case kind::mul:
+                v.push_back(a * b);
+                break;
+            case kind::div: // a denominator in [1, 3]
+                v.push_back(a / (2.0 + xtrace::sin(b)));
+                break;
+            case kind::sum0:
+                v.push_back(xtrace::sum(a, {0}));
+                break;
+            case kind::mean1:
+                v.push_back(xtrace::mean(a, {1}, xtrace::keep_dims));
+                break;
+            case kind::sum_all:
+                v.push_back(xtrace::sum(a));
+                break;
+            case kind::softmax:
+                v.push_back(xtrace::softmax(a, -1));
+                break;
+            case kind::scale:
+                v.push_back(a * 0.75 + 0.25);
+                break;
+            }
+        }
+        value total = xtrace::erase(xtrace::sum(v[0]) * 0.0);
+        for (std::size_t i = 2; i < v.size(); ++i)
+            total = total + xtrace::sum(v[i]) * (1.0 + 0.1 * static_cast<double>(i));
+        return total;
+    };
+}
+
+} // namespace
+
+TEST_CASE("gradients of random programs agree with finite differences") {
+    int checked = 0;
+    for (int trial = 0; trial < 150; ++trial) {
+        const std::size_t m = 1 + rng()() % 3, n = 1 + rng()() % 4;
+        const program p = random_program(m, n, 2 + static_cast<int>(rng()() % 8));
+        const auto x = uniform({m, n}, -1.5, 1.5), y = uniform({n}, -1.5, 1.5);
+        auto fn = as_function(p);
+        auto value = xtrace::function(fn, quiet());
+        auto grads = xtrace::function(xtrace::grad(fn, xtrace::argnums<0, 1>), quiet());
+        const auto [wx, wy] = finite_differences(value, x, y);
+        const auto [gx, gy] = grads(x, y);
+        const bool ok = near(gx, wx, 1e-5) && near(gy, wy, 1e-5);
+        if (!ok)
+            FAIL_CHECK("program " << trial << " of " << p.steps.size() << " steps");
+        checked += ok;
+    }
+    CHECK(checked == 150);
+}
