@@ -1,5 +1,7 @@
-// A two-layer perceptron trained by gradient descent. The layers are plain functions over
-// tensors: they run inside whatever traces them. Only `predict` and `train_step`, the functions
+// A two-layer perceptron trained by gradient descent, its gradients taken by
+// xtrace::gradients (tests/autodiff/model_gradients_test.cpp checks them against the
+// hand-derived ones). The layers are plain functions over tensors: they run inside whatever
+// traces them. Only `predict` and `train_step`, the functions
 // that run a whole graph per call, are wrapped in xtrace::function; wrapping each layer too
 // would gain nothing (a traced function called while tracing is inlined).
 
@@ -48,20 +50,16 @@ int main() {
         return dense(h, model.w2.read(), model.b2.read());
     });
 
-    // One step of gradient descent on the mean squared error, gradients written out by hand.
+    // One step of gradient descent on the mean squared error: the traced graph is the tape.
     auto train_step = xtrace::function([&](auto x, auto target, float rate) {
-        auto w1 = model.w1.read(), b1 = model.b1.read();
-        auto w2 = model.w2.read(), b2 = model.b2.read();
-        auto h = xtrace::relu(dense(x, w1, b1));
-        auto y = dense(h, w2, b2);
-        auto err = y - target;
-        auto loss = xtrace::mean(xtrace::square(err));
-        auto dy = err * (2.f / static_cast<float>(x.shape()[0]));
-        auto dh = xtrace::where(h > 0.f, xtrace::matmul(dy, xtrace::transpose(w2)), 0.f);
-        model.w2.assign_sub(xtrace::matmul(xtrace::transpose(h), dy) * rate);
-        model.b2.assign_sub(xtrace::sum(dy, {0}) * rate);
-        model.w1.assign_sub(xtrace::matmul(xtrace::transpose(x), dh) * rate);
-        model.b1.assign_sub(xtrace::sum(dh, {0}) * rate);
+        auto h = xtrace::relu(dense(x, model.w1.read(), model.b1.read()));
+        auto y = dense(h, model.w2.read(), model.b2.read());
+        auto loss = xtrace::mean(xtrace::square(y - target));
+        auto [gw1, gb1, gw2, gb2] = xtrace::gradients(loss, model.w1, model.b1, model.w2, model.b2);
+        model.w1.assign_sub(gw1 * rate);
+        model.b1.assign_sub(gb1 * rate);
+        model.w2.assign_sub(gw2 * rate);
+        model.b2.assign_sub(gb2 * rate);
         return loss;
     });
 
