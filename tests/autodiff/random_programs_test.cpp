@@ -1,7 +1,7 @@
 // Gradients of random programs against central finite differences: smooth float64 ops (so that
 // differences are exact to their own error), broadcasting between [m,n], [n] and [] values,
-// reductions and softmax, chained at random; every gradient rule on the way is exercised in
-// combination with the others.
+// reductions, softmax and conds on the data, chained at random; every gradient rule on the way is
+// exercised in combination with the others.
 
 #include "autodiff/finite_differences.hpp"
 
@@ -27,7 +27,8 @@ enum class kind {
     mean1,
     sum_all,
     softmax,
-    scale
+    scale,
+    cond
 };
 
 struct step {
@@ -46,7 +47,7 @@ program random_program(std::size_t m, std::size_t n, int steps) {
     p.shapes = {{m, n}, {n}};
     auto pick = [&] { return static_cast<int>(rng()() % p.shapes.size()); };
     for (int s = 0; s < steps; ++s) {
-        const auto k = static_cast<kind>(rng()() % 15);
+        const auto k = static_cast<kind>(rng()() % 16);
         int a = pick(), b = pick();
         const auto& sa = p.shapes[static_cast<std::size_t>(a)];
         const auto& sb = p.shapes[static_cast<std::size_t>(b)];
@@ -142,6 +143,11 @@ auto as_function(const program& p) {
                 break;
             case kind::scale:
                 v.push_back(a * 0.75 + 0.25);
+                break;
+            case kind::cond: // a branch on the data; both branches keep a's shape
+                v.push_back(xtrace::erase(xtrace::cond(
+                    xtrace::sum(b) > 0.0, [&] { return a * xtrace::sum(b) + 0.5; },
+                    [&] { return xtrace::tanh(a) * 2.0; })));
                 break;
             }
         }

@@ -23,6 +23,7 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 namespace xtrace::autodiff {
@@ -53,6 +54,7 @@ public:
     trace::builder& builder() const noexcept { return b_; }
 
     const graph::node& at(graph::node_id id) const { return b_.at(id); }
+    graph::node_id size() const { return b_.size(); }
     dtype type(graph::node_id id) const { return b_.at(id).type; }
     shape_t shape(graph::node_id id) const { return b_.at(id).shape; }
 
@@ -128,9 +130,22 @@ public:
 
     std::vector<graph::node_id> run(graph::node_id y, graph::node_id seed,
                                     std::span<const target> targets) {
+        const std::pair<graph::node_id, graph::node_id> one{y, seed};
+        return run(std::span(&one, 1), targets);
+    }
+
+    /// The same from several (node, seed) pairs: the gradients of the sum of their products.
+    std::vector<graph::node_id>
+    run(std::span<const std::pair<graph::node_id, graph::node_id>> seeds,
+        std::span<const target> targets) {
+        graph::node_id y = 0;
+        for (const auto& s : seeds)
+            y = std::max(y, s.first);
         find_relevant(y, targets);
+        targets_.assign(targets.begin(), targets.end());
         adjoint_.assign(y + 1, std::nullopt);
-        adjoint_[y] = seed;
+        for (const auto& [node, seed] : seeds)
+            adjoint_[node] = adjoint_[node] ? r_.op(op_kind::add, {*adjoint_[node], seed}) : seed;
         for (graph::node_id id = y + 1; id-- > 0;)
             if (adjoint_[id])
                 step(id, *adjoint_[id]);
@@ -158,6 +173,10 @@ private:
             for (T_id in : n.inputs)
                 if (relevant_[in])
                     relevant_[id] = true;
+            for (const auto& body : n.bodies) // a target variable read inside control flow
+                for (const target& t : targets)
+                    if (t.var && reads(*body, t.var))
+                        relevant_[id] = true;
         }
     }
 
@@ -185,10 +204,28 @@ private:
             return *sum;
         if (any_read)
             return r_.zeros_like(*any_read);
-        // Never read on the way to y: zeros of the variable's shape, from a read of it.
+        for (T_id id = 0; id <= y; ++id)
+            for (const auto& body : r_.at(id).bodies)
+                if (reads(*body, var))
+                    throw tracing_error("xtrace::gradients: " + var->describe() +
+                                        " is read inside a cond branch or loop body; gradients "
+                                        "with respect to it through control flow are not "
+                                        "supported yet");
         throw tracing_error("xtrace::gradients: " + var->describe() +
                             " is not read by the traced function, so it has no gradient there; "
                             "read it (variable.read()) where it is used");
+    }
+
+    // True when graph g, or a subgraph of it, reads variable `var`.
+    static bool reads(const graph::graph& g, const std::shared_ptr<graph::variable_storage>& var) {
+        for (const graph::node& n : g.nodes) {
+            if (n.op == op_kind::read_variable && n.var == var)
+                return true;
+            for (const auto& body : n.bodies)
+                if (reads(*body, var))
+                    return true;
+        }
+        return false;
     }
 
     // Adds `g` (of the consuming node's shape) to input `in`'s adjoint, summed back to in's
@@ -258,6 +295,17 @@ private:
 
     void step(T_id id, T_id g) {
         const graph::node n = r_.at(id); // a copy: recording new nodes moves the old ones
+        if (n.op == op_kind::result) {   // gathered for its cond, differentiated there
+            auto& seeds = result_adjoints_[n.inputs[0]];
+            seeds.emplace_back(static_cast<std::size_t>(n.result_index), g);
+            if (!adjoint_[n.inputs[0]])
+                adjoint_[n.inputs[0]] = g; // marks the cond to visit
+            return;
+        }
+        if (n.op == op_kind::cond)
+            return differentiate_cond(id, n);
+        if (n.op == op_kind::while_loop)
+            no_rule(n);
         if (!differentiable(n.type))
             return; // comparisons, logic, integer values: no gradient (TensorFlow: None)
         const auto in = [&](std::size_t k) { return n.inputs[k]; };
@@ -427,6 +475,84 @@ private:
         }
     }
 
+    // A cond's gradient is a cond over its branches' gradients: each branch, replayed into a
+    // subgraph, is differentiated there with respect to every float input of the cond, given
+    // the adjoints of the cond's results; the gradient cond takes the same branch.
+    void differentiate_cond(T_id id, const graph::node& n) {
+        for (const auto& body : n.bodies)
+            for (const target& t : targets_)
+                if (t.var && reads(*body, t.var))
+                    throw tracing_error("xtrace::gradients: " + t.var->describe() +
+                                        " is read inside a cond branch or loop body; gradients "
+                                        "with respect to it through control flow are not "
+                                        "supported yet");
+        std::vector<std::optional<T_id>> seeds(n.bodies[0]->outputs.size());
+        for (const auto& [k, g] : result_adjoints_[id])
+            seeds[k] = seeds[k] ? r_.op(op_kind::add, {*seeds[k], g}) : g;
+        std::vector<T_id> results(seeds.size(), 0);
+        for (T_id k = id + 1; k < r_.size(); ++k)
+            if (r_.at(k).op == op_kind::result && r_.at(k).inputs[0] == id)
+                results[static_cast<std::size_t>(r_.at(k).result_index)] = k;
+        std::vector<graph::node_id> inputs = n.inputs; // pred, captured values, then seeds
+        for (std::size_t k = 0; k < seeds.size(); ++k)
+            inputs.push_back(seeds[k] ? *seeds[k] : r_.zeros_like(results[k]));
+        // One gradient per float input after the predicate, in both branches.
+        std::vector<std::size_t> wrt;
+        for (std::size_t p = 1; p < n.inputs.size(); ++p)
+            if (differentiable(r_.type(n.inputs[p])) && relevant_[n.inputs[p]])
+                wrt.push_back(p);
+        if (wrt.empty())
+            return;
+        std::vector<std::shared_ptr<const graph::graph>> bodies;
+        for (const auto& body : n.bodies)
+            bodies.push_back(branch_gradient(*body, n, inputs, wrt));
+        std::vector<graph::node> result_types(wrt.size());
+        for (std::size_t i = 0; i < wrt.size(); ++i) {
+            result_types[i].type = r_.type(n.inputs[wrt[i]]);
+            result_types[i].shape = r_.shape(n.inputs[wrt[i]]);
+        }
+        const auto grads = r_.builder().add_control(op_kind::cond, inputs, bodies, result_types);
+        for (std::size_t i = 0; i < wrt.size(); ++i)
+            add(n.inputs[wrt[i]], grads[i]);
+    }
+
+    // The gradient of one branch `body` of cond `n`: a graph over the gradient cond's inputs
+    // returning the gradient of each input in `wrt`.
+    std::shared_ptr<const graph::graph> branch_gradient(const graph::graph& body,
+                                                        const graph::node& n,
+                                                        const std::vector<graph::node_id>& inputs,
+                                                        const std::vector<std::size_t>& wrt) {
+        for (auto e : body.effects)
+            if (body[e].op != op_kind::read_variable)
+                throw tracing_error("xtrace::gradients: a cond branch with side effects (" +
+                                    std::string(info(body[e].op).name) +
+                                    ") cannot be differentiated yet: its backward pass would run "
+                                    "them again");
+        auto child = std::make_shared<trace::builder>(&r_.builder());
+        std::vector<graph::node_id> args(inputs.size());
+        for (std::size_t p = 0; p < inputs.size(); ++p)
+            args[p] = child->add_arg(static_cast<std::int64_t>(p), r_.type(inputs[p]),
+                                     r_.shape(inputs[p]));
+        std::vector<graph::node_id> body_args;
+        for (auto a : body.args)
+            body_args.push_back(args[static_cast<std::size_t>(body[a].arg_position)]);
+        const auto outputs = child->replay(body, body_args);
+        std::vector<std::pair<graph::node_id, graph::node_id>> seeds;
+        const std::size_t first_seed = n.inputs.size();
+        for (std::size_t k = 0; k < outputs.size(); ++k)
+            if (differentiable(child->at(outputs[k]).type))
+                seeds.emplace_back(outputs[k], args[first_seed + k]);
+        std::vector<target> targets;
+        for (auto p : wrt)
+            targets.push_back({args[p], nullptr});
+        const auto grads =
+            seeds.empty() ? std::vector<graph::node_id>() : pass<Tag>(*child).run(seeds, targets);
+        detail::recorder<Tag> local(*child);
+        for (std::size_t i = 0; i < wrt.size(); ++i)
+            child->add_output(seeds.empty() ? local.zeros_like(args[wrt[i]]) : grads[i]);
+        return std::make_shared<const graph::graph>(child->finish());
+    }
+
     T_id swap_last(T_id x) {
         const std::size_t rank = r_.shape(x).size();
         std::vector<std::int64_t> perm(rank);
@@ -438,6 +564,9 @@ private:
     recorder<Tag> r_;
     std::vector<std::optional<graph::node_id>> adjoint_;
     std::vector<bool> relevant_;
+    std::vector<target> targets_;
+    // Per cond: the adjoints of its results, by result index.
+    std::unordered_map<T_id, std::vector<std::pair<std::size_t, T_id>>> result_adjoints_;
 };
 
 #endif

@@ -141,8 +141,16 @@ public:
                                        const graph::kernel_set* update = nullptr,
                                        bool initializer = false);
 
+    /// Records the nodes of finished graph `g` that its outputs need (not its other effects)
+    /// into this trace, g's args standing for `args` (one per g.args entry, in order); returns
+    /// the nodes standing for g's outputs. What differentiating a cond branch starts from.
+    std::vector<graph::node_id> replay(const graph::graph& g, std::span<const graph::node_id> args);
+
     /// The node `id` as recorded so far.
     const graph::node& at(graph::node_id id) const { return g_.nodes[id]; }
+
+    /// Nodes recorded so far.
+    graph::node_id size() const noexcept { return static_cast<graph::node_id>(g_.nodes.size()); }
 
     /// Marks `id` as the function's next output.
     void add_output(graph::node_id id);

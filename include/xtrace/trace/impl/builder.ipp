@@ -207,6 +207,35 @@ builder::add_assign_variable(std::shared_ptr<graph::variable_storage> var, graph
     return record(std::move(n), recording::effect);
 }
 
+XTRACE_DECL std::vector<graph::node_id> builder::replay(const graph::graph& g,
+                                                        std::span<const graph::node_id> args) {
+    check_open("replay");
+    std::vector<bool> needed(g.nodes.size(), false);
+    for (auto id : g.outputs)
+        needed[id] = true;
+    for (std::size_t i = g.nodes.size(); i-- > 0;)
+        if (needed[i])
+            for (auto in : g.nodes[i].inputs)
+                needed[in] = true;
+    std::vector<graph::node_id> map(g.nodes.size(), 0);
+    for (std::size_t k = 0; k < g.args.size(); ++k)
+        map[g.args[k]] = args[k];
+    for (graph::node_id id = 0; id < g.nodes.size(); ++id) {
+        const graph::node& n = g.nodes[id];
+        if (!needed[id] || n.op == op_kind::arg)
+            continue;
+        graph::node copy = n;
+        for (auto& in : copy.inputs)
+            in = map[in];
+        const bool read = n.op == op_kind::read_variable; // ordered as effects are
+        map[id] = record(std::move(copy), read ? recording::effect : recording::kept);
+    }
+    std::vector<graph::node_id> out;
+    for (auto id : g.outputs)
+        out.push_back(map[id]);
+    return out;
+}
+
 XTRACE_DECL void builder::add_output(graph::node_id id) {
     check_open("return");
     g_.outputs.push_back(id);
