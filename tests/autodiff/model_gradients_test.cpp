@@ -175,3 +175,22 @@ TEST_CASE("custom_gradient replaces the gradient of its forward ops") {
     auto v = xtrace::function([&](auto a_, auto b_) { return product(a_, b_); }, quiet());
     CHECK((v(a, b) == xt::xarray<double>{3.0, 8.0}));
 }
+
+TEST_CASE("a host_function with a gradient callback is differentiable") {
+    // x^3 and x*y computed on the host, their gradients too.
+    auto cube = [](const auto& x, const auto& y) {
+        return xtrace::host_function(
+            [](const xt::xarray<double>& a, const xt::xarray<double>& b) {
+                return xt::xarray<double>(a * a * a * b);
+            },
+            [](const xt::xarray<double>& dy, const xt::xarray<double>& a,
+               const xt::xarray<double>& b) {
+                return std::tuple(xt::xarray<double>(dy * 3.0 * a * a * b),
+                                  xt::xarray<double>(dy * a * a * a));
+            },
+            xtrace::spec<double>({3}), x, y);
+    };
+    check_gradients([&](auto x, auto y) { return xtrace::sum(xtrace::sin(cube(x, y))); },
+                    uniform({3}, -1.0, 1.0), uniform({3}, -1.0, 1.0));
+    // Without a callback it says so (see "what has no gradient says so").
+}

@@ -7,7 +7,9 @@
 // A gradient is a symbolic tensor of its target's dtype and shape, recorded in the same trace
 // (so it fuses and runs with the forward pass, and can be differentiated again).
 
+#include "../core/spec.hpp"
 #include "../interp/kernel_choice.hpp"
+#include "../ops/host_function.hpp"
 #include "../ops/tensor_like.hpp"
 #include "../ops/variable.hpp"
 #include "backward.hpp"
@@ -245,6 +247,44 @@ auto custom_gradient(Forward forward, Backward backward) {
                                           interp::elementwise_kernels<op::cast<T>, T, T>()));
         }
     };
+}
+
+/// host_function(fn, spec, xs...) made differentiable by a gradient callback:
+/// `grad_fn(dy, x...)` receives the output gradient and the inputs as xt::xarray values and
+/// returns each x's gradient (a std::tuple for several), run as host functions in the backward
+/// pass (tf.py_function with a gradient, through tf.custom_gradient). The inputs' dims must be
+/// known when traced, as a host function's result dims are.
+template <class F, class G, class R, tensor_like... Xs>
+requires(!std::is_base_of_v<tensor_spec, G>) auto host_function(F fn, G grad_fn,
+                                                                const typed_spec<R>& result_spec,
+                                                                const Xs&... xs) {
+    auto forward = [fn, result_spec](const auto&... a) {
+        return xtrace::host_function(fn, result_spec, a...);
+    };
+    auto backward = [grad_fn](const auto& dy, const auto&... rest) { // rest: the xs, then y
+        const auto all = std::forward_as_tuple(rest...);
+        return [&]<std::size_t... K>(std::index_sequence<K...>) {
+            auto one = [&](auto k) {
+                constexpr std::size_t I = decltype(k)::value;
+                using T = detail::value_of_t<
+                    std::remove_cvref_t<std::tuple_element_t<I, std::tuple<Xs...>>>>;
+                auto pick = [grad_fn](const auto& d, const auto&... v) -> xt::xarray<T> {
+                    if constexpr (sizeof...(K) == 1)
+                        return grad_fn(d, v...);
+                    else
+                        return std::get<I>(grad_fn(d, v...));
+                };
+                return xtrace::host_function(pick, xtrace::spec<T>(std::get<I>(all).shape()), dy,
+                                             std::get<K>(all)...);
+            };
+            if constexpr (sizeof...(K) == 1)
+                return one(std::integral_constant<std::size_t, 0>{});
+            else
+                return std::tuple(one(std::integral_constant<std::size_t, K>{})...);
+        }
+        (std::index_sequence_for<Xs...>{});
+    };
+    return custom_gradient(std::move(forward), std::move(backward))(xs...);
 }
 
 /// fn's gradient with respect to its arguments I... (jax.grad): a function of fn's arguments
