@@ -80,3 +80,25 @@ TEST_CASE("layer norm's gradients match PyTorch's") {
     CHECK(matches(dgamma, layer_norm_dgamma));
     CHECK(matches(dbeta, layer_norm_dbeta));
 }
+
+TEST_CASE("an RNN through while_loop: gradients match PyTorch's") {
+    auto f = xtrace::function(
+        xtrace::value_and_grad(
+            [](auto h0, auto w, auto b) {
+                auto [k, h] = xtrace::while_loop(
+                    [](auto i, auto) { return i < 4; },
+                    [&](auto i, auto s) {
+                        return std::tuple(i + 1, xtrace::tanh(xtrace::matmul(s, w) + b));
+                    },
+                    xtrace::erase(xtrace::cast<std::int32_t>(xtrace::sum(h0) * 0.0)), h0);
+                (void)k;
+                return xtrace::sum(h * h);
+            },
+            xtrace::argnums<0, 1, 2>),
+        xtrace::testing::quiet());
+    auto [loss, dh0, dw, db] = f(rnn_h0.array(), rnn_w.array(), rnn_b.array());
+    CHECK(std::abs(loss() - rnn_loss) < 1e-12);
+    CHECK(matches(dh0, rnn_dh0));
+    CHECK(matches(dw, rnn_dw));
+    CHECK(matches(db, rnn_db));
+}

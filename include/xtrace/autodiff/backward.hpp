@@ -128,6 +128,13 @@ class pass {
 public:
     explicit pass(trace::builder& b) : r_(b) {}
 
+    /// Gradients stop at node targets instead of flowing on to what computed them (the
+    /// targets are then treated as independent inputs: a loop body's recomputed state).
+    pass& stop_at_targets() {
+        stop_at_targets_ = true;
+        return *this;
+    }
+
     std::vector<graph::node_id> run(graph::node_id y, graph::node_id seed,
                                     std::span<const target> targets) {
         const std::pair<graph::node_id, graph::node_id> one{y, seed};
@@ -147,7 +154,7 @@ public:
         for (const auto& [node, seed] : seeds)
             adjoint_[node] = adjoint_[node] ? r_.op(op_kind::add, {*adjoint_[node], seed}) : seed;
         for (graph::node_id id = y + 1; id-- > 0;)
-            if (adjoint_[id])
+            if (adjoint_[id] && !(stop_at_targets_ && is_target(id)))
                 step(id, *adjoint_[id]);
         std::vector<graph::node_id> out;
         for (const target& t : targets)
@@ -305,7 +312,7 @@ private:
         if (n.op == op_kind::cond)
             return differentiate_cond(id, n);
         if (n.op == op_kind::while_loop)
-            no_rule(n);
+            return differentiate_loop(id, n);
         if (!differentiable(n.type))
             return; // comparisons, logic, integer values: no gradient (TensorFlow: None)
         const auto in = [&](std::size_t k) { return n.inputs[k]; };
@@ -553,6 +560,217 @@ private:
         return std::make_shared<const graph::graph>(child->finish());
     }
 
+    bool is_target(T_id id) const {
+        for (const target& t : targets_)
+            if (!t.var && t.node == id)
+                return true;
+        return false;
+    }
+
+    // A while_loop's gradient, without storing its iterations: the trip count N is counted by a
+    // second run of the loop, then a backward loop over k = N-1 .. 0 recomputes the state after
+    // k iterations (an inner loop from the initial values) and applies the body's
+    // vector-Jacobian product to it. Quadratic in N in time, constant in memory.
+    void differentiate_loop(T_id id, const graph::node& n) {
+        for (const auto& body : n.bodies)
+            for (const target& t : targets_)
+                if (t.var && reads(*body, t.var))
+                    throw tracing_error("xtrace::gradients: " + t.var->describe() +
+                                        " is read inside a cond branch or loop body; gradients "
+                                        "with respect to it through control flow are not "
+                                        "supported yet");
+        for (const auto& body : n.bodies)
+            for (auto e : body->effects)
+                if ((*body)[e].op != op_kind::read_variable)
+                    throw tracing_error("xtrace::gradients: a while_loop body with side effects (" +
+                                        std::string(info((*body)[e].op).name) +
+                                        ") cannot be differentiated yet: its backward pass would "
+                                        "run them again");
+        const graph::graph& test = *n.bodies[0];
+        const graph::graph& body = *n.bodies[1];
+        const std::size_t vars = body.outputs.size();
+        std::vector<T_id> init(n.inputs.begin(), n.inputs.begin() + static_cast<std::ptrdiff_t>(vars));
+        std::vector<T_id> captures(n.inputs.begin() + static_cast<std::ptrdiff_t>(vars), n.inputs.end());
+        // The loop's results and their adjoints (zeros where none reached them).
+        std::vector<T_id> results(vars, 0);
+        for (T_id k = id + 1; k < r_.size(); ++k)
+            if (r_.at(k).op == op_kind::result && r_.at(k).inputs[0] == id)
+                results[static_cast<std::size_t>(r_.at(k).result_index)] = k;
+        std::vector<std::optional<T_id>> seed(vars);
+        for (const auto& [k, g] : result_adjoints_[id])
+            seed[k] = seed[k] ? r_.op(op_kind::add, {*seed[k], g}) : g;
+        std::vector<std::size_t> float_vars, float_caps;
+        for (std::size_t j = 0; j < vars; ++j)
+            if (differentiable(r_.type(init[j])))
+                float_vars.push_back(j);
+        for (std::size_t i = 0; i < captures.size(); ++i)
+            if (differentiable(r_.type(captures[i])) && relevant_[captures[i]])
+                float_caps.push_back(i);
+        if (float_vars.empty())
+            return;
+
+        // N: the loop run again with a counter.
+        const T_id zero_count = r_.constant(dtype::int32, 0);
+        std::vector<T_id> count_in = init;
+        count_in.push_back(zero_count);
+        count_in.insert(count_in.end(), captures.begin(), captures.end());
+        const auto counted = r_.builder().add_control(
+            op_kind::while_loop, count_in,
+            {counting_test(test, vars, count_in), counting_body(body, vars, count_in)},
+            result_nodes(count_in, vars + 1), n.max_iterations);
+        const T_id last = r_.op(op_kind::sub, {counted[vars], r_.constant(dtype::int32, 1)});
+
+        // The backward loop: k, the float loop variables' adjoints, the float captures'
+        // accumulated gradients; then the captures and initial values it reads.
+        std::vector<T_id> back_in{last};
+        for (auto j : float_vars)
+            back_in.push_back(seed[j] ? *seed[j] : r_.zeros_like(results[j]));
+        for (auto i : float_caps)
+            back_in.push_back(r_.zeros_like(captures[i]));
+        const std::size_t back_vars = back_in.size();
+        back_in.insert(back_in.end(), captures.begin(), captures.end());
+        back_in.insert(back_in.end(), init.begin(), init.end());
+        const auto back = r_.builder().add_control(
+            op_kind::while_loop, back_in,
+            {backward_test(back_in), backward_body(body, vars, captures.size(), float_vars,
+                                                   float_caps, back_in, back_vars)},
+            result_nodes(back_in, back_vars), -1);
+        for (std::size_t a = 0; a < float_vars.size(); ++a)
+            add(init[float_vars[a]], back[1 + a]);
+        for (std::size_t c = 0; c < float_caps.size(); ++c)
+            add(captures[float_caps[c]], back[1 + float_vars.size() + c]);
+    }
+
+    // Result descriptors (dtype, shape) for the first `count` of `inputs`.
+    std::vector<graph::node> result_nodes(const std::vector<T_id>& inputs, std::size_t count) {
+        std::vector<graph::node> out(count);
+        for (std::size_t k = 0; k < count; ++k) {
+            out[k].type = r_.type(inputs[k]);
+            out[k].shape = r_.shape(inputs[k]);
+        }
+        return out;
+    }
+
+    // A subgraph builder with one arg per input of its control node, in order.
+    std::pair<std::shared_ptr<trace::builder>, std::vector<T_id>>
+    subgraph(const std::vector<T_id>& inputs) {
+        auto child = std::make_shared<trace::builder>(&r_.builder());
+        std::vector<T_id> args;
+        for (std::size_t p = 0; p < inputs.size(); ++p)
+            args.push_back(child->add_arg(static_cast<std::int64_t>(p), r_.type(inputs[p]),
+                                          r_.shape(inputs[p])));
+        return {child, args};
+    }
+
+    // `g` (a loop's cond or body) replayed on loop variables `vars_at` and captures `caps_at`.
+    static std::vector<T_id> replay_loop_graph(trace::builder& b, const graph::graph& g,
+                                               std::size_t vars, const std::vector<T_id>& state,
+                                               const std::vector<T_id>& caps) {
+        std::vector<T_id> args;
+        for (auto a : g.args) {
+            const auto p = static_cast<std::size_t>(g[a].arg_position);
+            args.push_back(p < vars ? state[p] : caps[p - vars]);
+        }
+        return b.replay(g, args);
+    }
+
+    static std::shared_ptr<const graph::graph> finish(trace::builder& b,
+                                                      const std::vector<T_id>& outputs) {
+        for (auto o : outputs)
+            b.add_output(o);
+        return std::make_shared<const graph::graph>(b.finish());
+    }
+
+    // The counting loop: (state..., n) with captures after; its cond is the loop's.
+    std::shared_ptr<const graph::graph> counting_test(const graph::graph& test, std::size_t vars,
+                                                      const std::vector<T_id>& inputs) {
+        auto [b, a] = subgraph(inputs);
+        const std::vector<T_id> state(a.begin(), a.begin() + static_cast<std::ptrdiff_t>(vars));
+        const std::vector<T_id> caps(a.begin() + static_cast<std::ptrdiff_t>(vars + 1), a.end());
+        return finish(*b, replay_loop_graph(*b, test, vars, state, caps));
+    }
+
+    std::shared_ptr<const graph::graph> counting_body(const graph::graph& body, std::size_t vars,
+                                                      const std::vector<T_id>& inputs) {
+        auto [b, a] = subgraph(inputs);
+        recorder<Tag> r(*b);
+        const std::vector<T_id> state(a.begin(), a.begin() + static_cast<std::ptrdiff_t>(vars));
+        const std::vector<T_id> caps(a.begin() + static_cast<std::ptrdiff_t>(vars + 1), a.end());
+        auto next = replay_loop_graph(*b, body, vars, state, caps);
+        next.push_back(r.op(op_kind::add, {a[vars], r.constant(dtype::int32, 1)}));
+        return finish(*b, next);
+    }
+
+    std::shared_ptr<const graph::graph> backward_test(const std::vector<T_id>& inputs) {
+        auto [b, a] = subgraph(inputs);
+        recorder<Tag> r(*b);
+        return finish(*b, {r.op(op_kind::greater_equal, {a[0], r.constant(dtype::int32, 0)})});
+    }
+
+    // One backward step: state after k iterations recomputed from the initial values, then the
+    // body's vector-Jacobian product at it.
+    std::shared_ptr<const graph::graph>
+    backward_body(const graph::graph& body, std::size_t vars, std::size_t n_caps,
+                  const std::vector<std::size_t>& float_vars,
+                  const std::vector<std::size_t>& float_caps, const std::vector<T_id>& inputs,
+                  std::size_t back_vars) {
+        auto [b, a] = subgraph(inputs);
+        recorder<Tag> r(*b);
+        const T_id k = a[0];
+        const std::vector<T_id> caps(a.begin() + static_cast<std::ptrdiff_t>(back_vars),
+                                     a.begin() + static_cast<std::ptrdiff_t>(back_vars + n_caps));
+        const std::vector<T_id> init(a.begin() + static_cast<std::ptrdiff_t>(back_vars + n_caps),
+                                     a.end());
+        // Inner loop: (state..., j) while j < k, with k and the captures after.
+        std::vector<T_id> inner_in = init;
+        inner_in.push_back(r.constant(dtype::int32, 0));
+        inner_in.push_back(k);
+        inner_in.insert(inner_in.end(), caps.begin(), caps.end());
+        std::shared_ptr<const graph::graph> inner_test, inner_body;
+        {
+            pass nested(*b);
+            auto [tb, ta] = nested.subgraph(inner_in);
+            recorder<Tag> tr(*tb);
+            inner_test = finish(*tb, {tr.op(op_kind::less, {ta[vars], ta[vars + 1]})});
+            auto [bb, ba] = nested.subgraph(inner_in);
+            recorder<Tag> br(*bb);
+            const std::vector<T_id> state(ba.begin(), ba.begin() + static_cast<std::ptrdiff_t>(vars));
+            const std::vector<T_id> icaps(ba.begin() + static_cast<std::ptrdiff_t>(vars + 2),
+                                          ba.end());
+            auto next = replay_loop_graph(*bb, body, vars, state, icaps);
+            next.push_back(br.op(op_kind::add, {ba[vars], br.constant(dtype::int32, 1)}));
+            next.push_back(ba[vars + 1]);
+            inner_body = finish(*bb, next);
+        }
+        std::vector<graph::node> inner_types(vars + 2);
+        for (std::size_t j = 0; j < vars + 2; ++j) {
+            inner_types[j].type = b->at(inner_in[j]).type;
+            inner_types[j].shape = b->at(inner_in[j]).shape;
+        }
+        const auto state_k = b->add_control(op_kind::while_loop, inner_in,
+                                            {inner_test, inner_body}, inner_types, -1);
+        const std::vector<T_id> state(state_k.begin(),
+                                      state_k.begin() + static_cast<std::ptrdiff_t>(vars));
+        // The body at state_k, differentiated with respect to state_k and the captures.
+        const auto outputs = replay_loop_graph(*b, body, vars, state, caps);
+        std::vector<std::pair<T_id, T_id>> seeds;
+        for (std::size_t f = 0; f < float_vars.size(); ++f)
+            seeds.emplace_back(outputs[float_vars[f]], a[1 + f]);
+        std::vector<target> targets;
+        for (auto j : float_vars)
+            targets.push_back({state[j], nullptr});
+        for (auto i : float_caps)
+            targets.push_back({caps[i], nullptr});
+        const auto grads = pass(*b).stop_at_targets().run(seeds, targets);
+        std::vector<T_id> next{r.op(op_kind::sub, {k, r.constant(dtype::int32, 1)})};
+        for (std::size_t f = 0; f < float_vars.size(); ++f)
+            next.push_back(grads[f]);
+        for (std::size_t c = 0; c < float_caps.size(); ++c)
+            next.push_back(r.op(op_kind::add, {a[1 + float_vars.size() + c],
+                                               grads[float_vars.size() + c]}));
+        return finish(*b, next);
+    }
+
     T_id swap_last(T_id x) {
         const std::size_t rank = r_.shape(x).size();
         std::vector<std::int64_t> perm(rank);
@@ -565,6 +783,7 @@ private:
     std::vector<std::optional<graph::node_id>> adjoint_;
     std::vector<bool> relevant_;
     std::vector<target> targets_;
+    bool stop_at_targets_ = false;
     // Per cond: the adjoints of its results, by result index.
     std::unordered_map<T_id, std::vector<std::pair<std::size_t, T_id>>> result_adjoints_;
 };
