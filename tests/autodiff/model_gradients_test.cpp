@@ -194,3 +194,23 @@ TEST_CASE("a host_function with a gradient callback is differentiable") {
                     uniform({3}, -1.0, 1.0), uniform({3}, -1.0, 1.0));
     // Without a callback it says so (see "what has no gradient says so").
 }
+
+TEST_CASE("grad and value_and_grad give the same gradients when functions run eagerly") {
+    auto loss = [](auto x, auto w) {
+        return xtrace::mean(xtrace::square(xtrace::tanh(xtrace::matmul(x, w)) - 0.5));
+    };
+    auto g = xtrace::function(xtrace::grad(loss, xtrace::argnums<0, 1>), quiet());
+    auto vg = xtrace::function(xtrace::value_and_grad(loss, xtrace::argnums<1>), quiet());
+    const auto x = uniform({3, 4}, -1.0, 1.0), w = uniform({4, 2}, -1.0, 1.0);
+    auto [tx, tw] = g(x, w);
+    auto [tv, tvw] = vg(x, w);
+    xtrace::run_functions_eagerly(true);
+    auto [ex, ew] = g(x, w);
+    auto [ev, evw] = vg(x, w);
+    xtrace::run_functions_eagerly(false);
+    CHECK(near(ex, tx, 1e-12));
+    CHECK(near(ew, tw, 1e-12));
+    CHECK(std::abs(ev() - tv()) < 1e-12);
+    CHECK(near(evw, tvw, 1e-12));
+    CHECK(g.tracing_count() == 1); // the eager calls traced nothing
+}

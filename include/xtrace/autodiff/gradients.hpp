@@ -8,6 +8,7 @@
 // (so it fuses and runs with the forward pass, and can be differentiated again).
 
 #include "../core/spec.hpp"
+#include "../eager/evaluate.hpp"
 #include "../interp/kernel_choice.hpp"
 #include "../ops/host_function.hpp"
 #include "../ops/tensor_like.hpp"
@@ -287,15 +288,59 @@ requires(!std::is_base_of_v<tensor_spec, G>) auto host_function(F fn, G grad_fn,
     return custom_gradient(std::move(forward), std::move(backward))(xs...);
 }
 
+namespace detail {
+
+// Eager arguments as deferred symbolic tensors holding their values (others as they are), so
+// that fn's ops are recorded and can be differentiated; what grad and value_and_grad do when
+// functions run eagerly.
+template <class A>
+auto deferred_arg(const A& a) {
+    if constexpr (eager_tensor_type<A>)
+        return snapshot<value_of_t<A>>(a.value());
+    else
+        return a;
+}
+
+// A result of the deferred computation as an eager tensor (tuples element by element).
+template <class R>
+auto to_eager_result(const R& r) {
+    if constexpr (symbolic_tensor<R>)
+        return eager_tensor<value_of_t<R>>(evaluate(r));
+    else
+        return std::apply([](const auto&... x) { return std::tuple(to_eager_result(x)...); }, r);
+}
+
+// fn applied to args, and the transform `then(y, args...)` of its result: traced as it is, or
+// (eager arguments) recorded on deferred tensors and evaluated, so that run_functions_eagerly
+// gives the same gradients.
+template <class F, class Then, class... A>
+auto with_recorded_args(const F& fn, const Then& then, const A&... args) {
+    if constexpr ((eager_tensor_type<A> || ...)) {
+        const auto recorded = std::tuple(deferred_arg(args)...);
+        return to_eager_result(
+            std::apply([&](const auto&... d) { return then(fn(d...), d...); }, recorded));
+    } else {
+        return then(fn(args...), args...);
+    }
+}
+
+} // namespace detail
+
 /// fn's gradient with respect to its arguments I... (jax.grad): a function of fn's arguments
 /// returning what gradients(fn(args...), args[I]...) does. fn must return a 0-d float tensor.
+/// Also under run_functions_eagerly(true): fn is then recorded on its arguments' values and
+/// differentiated the same way.
 template <class F, std::size_t... I>
 auto grad(F fn, argnums_t<I...>) {
     static_assert(sizeof...(I) > 0, "xtrace::grad: name at least one argument");
     return [fn = std::move(fn)](const auto&... args) {
-        const auto y = fn(args...);
-        const auto all = std::forward_as_tuple(args...);
-        return gradients(y, std::get<I>(all)...);
+        return detail::with_recorded_args(
+            fn,
+            [](const auto& y, const auto&... a) {
+                const auto all = std::forward_as_tuple(a...);
+                return gradients(y, std::get<I>(all)...);
+            },
+            args...);
     };
 }
 /// fn's gradient with respect to its first argument.
@@ -310,13 +355,17 @@ template <class F, std::size_t... I>
 auto value_and_grad(F fn, argnums_t<I...>) {
     static_assert(sizeof...(I) > 0, "xtrace::value_and_grad: name at least one argument");
     return [fn = std::move(fn)](const auto&... args) {
-        const auto y = fn(args...);
-        const auto all = std::forward_as_tuple(args...);
-        auto g = gradients(y, std::get<I>(all)...);
-        if constexpr (sizeof...(I) == 1)
-            return std::tuple(y, g);
-        else
-            return std::tuple_cat(std::tuple(y), g);
+        return detail::with_recorded_args(
+            fn,
+            [](const auto& y, const auto&... a) {
+                const auto all = std::forward_as_tuple(a...);
+                auto g = gradients(y, std::get<I>(all)...);
+                if constexpr (sizeof...(I) == 1)
+                    return std::tuple(y, g);
+                else
+                    return std::tuple_cat(std::tuple(y), g);
+            },
+            args...);
     };
 }
 /// fn's value and its gradient with respect to its first argument.
