@@ -1,7 +1,8 @@
 // Gradients of random programs against central finite differences: smooth float64 ops (so that
 // differences are exact to their own error), broadcasting between [m,n], [n] and [] values,
-// reductions, softmax and conds on the data, chained at random; every gradient rule on the way is
-// exercised in combination with the others.
+// reductions (sum, mean, max, prod), softmax, matmul, transposes, conds on the data and counted
+// while_loops, chained at random; every gradient rule on the way is exercised in combination
+// with the others.
 
 #include "autodiff/finite_differences.hpp"
 
@@ -28,7 +29,12 @@ enum class kind {
     sum_all,
     softmax,
     scale,
-    cond
+    cond,
+    gram,
+    transpose,
+    max_shift,
+    prod_scale,
+    loop
 };
 
 struct step {
@@ -47,7 +53,7 @@ program random_program(std::size_t m, std::size_t n, int steps) {
     p.shapes = {{m, n}, {n}};
     auto pick = [&] { return static_cast<int>(rng()() % p.shapes.size()); };
     for (int s = 0; s < steps; ++s) {
-        const auto k = static_cast<kind>(rng()() % 16);
+        const auto k = static_cast<kind>(rng()() % 21);
         int a = pick(), b = pick();
         const auto& sa = p.shapes[static_cast<std::size_t>(a)];
         const auto& sb = p.shapes[static_cast<std::size_t>(b)];
@@ -74,6 +80,16 @@ program random_program(std::size_t m, std::size_t n, int steps) {
             break;
         case kind::softmax:
             if (sa.empty() || sa.back() == 1)
+                continue;
+            break;
+        case kind::gram:
+        case kind::transpose:
+            if (sa.size() != 2 || sa[1] == 1)
+                continue;
+            break;
+        case kind::max_shift:
+        case kind::prod_scale:
+            if (sa.empty())
                 continue;
             break;
         default:
@@ -144,6 +160,29 @@ auto as_function(const program& p) {
             case kind::scale:
                 v.push_back(a * 0.75 + 0.25);
                 break;
+            case kind::gram: // a [m,n] @ (y y^T) [n,n]
+                v.push_back(xtrace::erase(xtrace::matmul(a, xtrace::expand_dims(v[1], 1) *
+                                                                xtrace::expand_dims(v[1], 0))));
+                break;
+            case kind::transpose: // a transpose, copied back into a's shape
+                v.push_back(xtrace::erase(xtrace::reshape(xtrace::transpose(a) * 1.5, a.shape())));
+                break;
+            case kind::max_shift:
+                v.push_back(xtrace::erase(a - xtrace::max(a, {-1}, xtrace::keep_dims)));
+                break;
+            case kind::prod_scale:
+                v.push_back(
+                    xtrace::erase(a * xtrace::prod(a * 0.1 + 1.0, {-1}, xtrace::keep_dims)));
+                break;
+            case kind::loop: { // three steps of a recurrence, counted by an int loop variable
+                auto [k, r] = xtrace::while_loop(
+                    [](auto i, auto) { return i < 3; },
+                    [](auto i, auto h) { return std::tuple(i + 1, xtrace::tanh(h * 0.9) + 0.1); },
+                    xtrace::erase(xtrace::cast<std::int32_t>(xtrace::sum(a) * 0.0)), a);
+                (void)k;
+                v.push_back(xtrace::erase(r));
+                break;
+            }
             case kind::cond: // a branch on the data; both branches keep a's shape
                 v.push_back(xtrace::erase(xtrace::cond(
                     xtrace::sum(b) > 0.0, [&] { return a * xtrace::sum(b) + 0.5; },
@@ -162,7 +201,7 @@ auto as_function(const program& p) {
 
 TEST_CASE("gradients of random programs agree with finite differences") {
     int checked = 0;
-    for (int trial = 0; trial < 150; ++trial) {
+    for (int trial = 0; trial < 300; ++trial) {
         const std::size_t m = 1 + rng()() % 3, n = 1 + rng()() % 4;
         const program p = random_program(m, n, 2 + static_cast<int>(rng()() % 8));
         const auto x = uniform({m, n}, -1.5, 1.5), y = uniform({n}, -1.5, 1.5);
@@ -176,5 +215,5 @@ TEST_CASE("gradients of random programs agree with finite differences") {
             FAIL_CHECK("program " << trial << " of " << p.steps.size() << " steps");
         checked += ok;
     }
-    CHECK(checked == 150);
+    CHECK(checked == 300);
 }
