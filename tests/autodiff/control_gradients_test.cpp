@@ -119,4 +119,19 @@ TEST_CASE("what cannot be differentiated through control flow says so") {
         },
         quiet());
     CHECK_THROWS_WITH(with_print(x), Catch::Matchers::Contains("side effects (print)"));
+    // A custom gradient's rule stays with the trace that recorded it: inside a branch it would
+    // be lost on the way back, so it is refused rather than replaced by zeros.
+    auto twice = xtrace::custom_gradient([](auto v) { return v * 1.0; },
+                                         [](auto dy, auto, auto) { return dy * 2.0; });
+    auto with_custom = xtrace::function(
+        [&](auto x) {
+            auto y = xtrace::cond(
+                xtrace::sum(x) > 0.0, [&] { return twice(x); }, [&] { return x; });
+            return xtrace::gradients(xtrace::sum(y), x);
+        },
+        quiet());
+    CHECK_THROWS_WITH(with_custom(x), Catch::Matchers::Contains("custom_gradient inside a cond"));
+    auto outside =
+        xtrace::function(xtrace::grad([&](auto v) { return xtrace::sum(twice(v)); }), quiet());
+    CHECK((outside(x) == xt::xarray<double>{2.0, 2.0}));
 }

@@ -223,6 +223,19 @@ private:
                             "read it (variable.read()) where it is used");
     }
 
+    // Throws unless graph g (a cond branch or loop body about to be replayed) and its subgraphs
+    // are free of custom gradients, whose rules stay with the trace that recorded them.
+    static void check_no_custom_gradient(const graph::graph& g) {
+        for (const graph::node& n : g.nodes) {
+            if (n.custom_gradient)
+                throw tracing_error("xtrace::gradients: a custom_gradient inside a cond branch "
+                                    "or loop body cannot be differentiated yet; call it outside "
+                                    "the control flow");
+            for (const auto& body : n.bodies)
+                check_no_custom_gradient(*body);
+        }
+    }
+
     // True when graph g, or a subgraph of it, reads variable `var`.
     static bool reads(const graph::graph& g, const std::shared_ptr<graph::variable_storage>& var) {
         for (const graph::node& n : g.nodes) {
@@ -487,6 +500,8 @@ private:
     // the adjoints of the cond's results; the gradient cond takes the same branch.
     void differentiate_cond(T_id id, const graph::node& n) {
         for (const auto& body : n.bodies)
+            check_no_custom_gradient(*body);
+        for (const auto& body : n.bodies)
             for (const target& t : targets_)
                 if (t.var && reads(*body, t.var))
                     throw tracing_error("xtrace::gradients: " + t.var->describe() +
@@ -573,6 +588,8 @@ private:
     // vector-Jacobian product to it. Quadratic in N in time, constant in memory.
     void differentiate_loop(T_id id, const graph::node& n) {
         for (const auto& body : n.bodies)
+            check_no_custom_gradient(*body);
+        for (const auto& body : n.bodies)
             for (const target& t : targets_)
                 if (t.var && reads(*body, t.var))
                     throw tracing_error("xtrace::gradients: " + t.var->describe() +
@@ -589,8 +606,10 @@ private:
         const graph::graph& test = *n.bodies[0];
         const graph::graph& body = *n.bodies[1];
         const std::size_t vars = body.outputs.size();
-        std::vector<T_id> init(n.inputs.begin(), n.inputs.begin() + static_cast<std::ptrdiff_t>(vars));
-        std::vector<T_id> captures(n.inputs.begin() + static_cast<std::ptrdiff_t>(vars), n.inputs.end());
+        std::vector<T_id> init(n.inputs.begin(),
+                               n.inputs.begin() + static_cast<std::ptrdiff_t>(vars));
+        std::vector<T_id> captures(n.inputs.begin() + static_cast<std::ptrdiff_t>(vars),
+                                   n.inputs.end());
         // The loop's results and their adjoints (zeros where none reached them).
         std::vector<T_id> results(vars, 0);
         for (T_id k = id + 1; k < r_.size(); ++k)
@@ -709,11 +728,12 @@ private:
 
     // One backward step: state after k iterations recomputed from the initial values, then the
     // body's vector-Jacobian product at it.
-    std::shared_ptr<const graph::graph>
-    backward_body(const graph::graph& body, std::size_t vars, std::size_t n_caps,
-                  const std::vector<std::size_t>& float_vars,
-                  const std::vector<std::size_t>& float_caps, const std::vector<T_id>& inputs,
-                  std::size_t back_vars) {
+    std::shared_ptr<const graph::graph> backward_body(const graph::graph& body, std::size_t vars,
+                                                      std::size_t n_caps,
+                                                      const std::vector<std::size_t>& float_vars,
+                                                      const std::vector<std::size_t>& float_caps,
+                                                      const std::vector<T_id>& inputs,
+                                                      std::size_t back_vars) {
         auto [b, a] = subgraph(inputs);
         recorder<Tag> r(*b);
         const T_id k = a[0];
@@ -734,7 +754,8 @@ private:
             inner_test = finish(*tb, {tr.op(op_kind::less, {ta[vars], ta[vars + 1]})});
             auto [bb, ba] = nested.subgraph(inner_in);
             recorder<Tag> br(*bb);
-            const std::vector<T_id> state(ba.begin(), ba.begin() + static_cast<std::ptrdiff_t>(vars));
+            const std::vector<T_id> state(ba.begin(),
+                                          ba.begin() + static_cast<std::ptrdiff_t>(vars));
             const std::vector<T_id> icaps(ba.begin() + static_cast<std::ptrdiff_t>(vars + 2),
                                           ba.end());
             auto next = replay_loop_graph(*bb, body, vars, state, icaps);
@@ -747,8 +768,8 @@ private:
             inner_types[j].type = b->at(inner_in[j]).type;
             inner_types[j].shape = b->at(inner_in[j]).shape;
         }
-        const auto state_k = b->add_control(op_kind::while_loop, inner_in,
-                                            {inner_test, inner_body}, inner_types, -1);
+        const auto state_k = b->add_control(op_kind::while_loop, inner_in, {inner_test, inner_body},
+                                            inner_types, -1);
         const std::vector<T_id> state(state_k.begin(),
                                       state_k.begin() + static_cast<std::ptrdiff_t>(vars));
         // The body at state_k, differentiated with respect to state_k and the captures.
@@ -766,8 +787,8 @@ private:
         for (std::size_t f = 0; f < float_vars.size(); ++f)
             next.push_back(grads[f]);
         for (std::size_t c = 0; c < float_caps.size(); ++c)
-            next.push_back(r.op(op_kind::add, {a[1 + float_vars.size() + c],
-                                               grads[float_vars.size() + c]}));
+            next.push_back(
+                r.op(op_kind::add, {a[1 + float_vars.size() + c], grads[float_vars.size() + c]}));
         return finish(*b, next);
     }
 

@@ -88,6 +88,8 @@ struct node {
     std::int64_t ivalue = 0;          ///< constant of an integer or bool dtype
     std::int64_t max_iterations = -1; ///< while_loop: the most iterations (-1: no bound)
     bool initializer = false;         ///< assign_variable: runs until the variable is initialised
+    bool custom_gradient = false;     ///< stop_gradient made by xtrace::custom_gradient (its
+                                      ///< rule lives with the trace that recorded it)
     /// Elementwise ops: the kernels chosen from the expression type when traced, so that a
     /// program compiles only the kernels its graphs use. assign_variable: when set, the update
     /// (add or sub) applied to the variable and the value under the variable's lock.

@@ -119,6 +119,7 @@ XTRACE_DECL graph::node_id builder::add_custom_gradient(graph::node_id value,
     check_open("custom_gradient");
     graph::node n = make(op_kind::stop_gradient, g_.nodes[value].type, {&value, 1});
     n.kernels = identity;
+    n.custom_gradient = true;
     n.shape = g_.nodes[value].shape;
     const auto id = record(std::move(n), recording::kept);
     custom_gradients_.emplace(id, std::pair(std::move(rule), std::move(inputs)));
