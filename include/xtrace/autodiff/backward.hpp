@@ -13,9 +13,8 @@
 #include "../trace/builder.hpp"
 
 #if !defined(XTRACE_SEPARATE_COMPILATION) || XTRACE_DEFINE_RUNTIME
+#include "../interp/kernel_choice.hpp"
 #include "../interp/kernels.hpp"
-#include "../interp/matmul.hpp"
-#include "../interp/reduce.hpp"
 #endif
 
 #include <memory>
@@ -78,13 +77,7 @@ public:
         return b_.add_shape_op(k, type(x), x, std::move(attrs));
     }
     graph::node_id matmul(graph::node_id a, graph::node_id c) {
-        return b_.add_matmul(type(a), a, c, visit_dtype(type(a), [](auto tag) -> graph::matmul_fn {
-                                 using T = typename decltype(tag)::type;
-                                 if constexpr (std::is_same_v<T, bool>)
-                                     return nullptr;
-                                 else
-                                     return &interp::matmul_kernel<T>;
-                             }));
+        return b_.add_matmul(type(a), a, c, interp::matmul_kernel_of_type<Tag>(type(a)));
     }
     graph::node_id sum_to(graph::node_id g, graph::node_id like) {
         return b_.add_sum_to(type(g), g, like, reduce_kernels(op_kind::sum, type(g)));
@@ -102,21 +95,7 @@ public:
 
 private:
     static const graph::reduce_kernels* reduce_kernels(op_kind k, dtype t) {
-        return visit_dtype(t, [&](auto tag) -> const graph::reduce_kernels* {
-            using T = typename decltype(tag)::type;
-            if constexpr (!std::is_same_v<T, bool>) {
-                switch (k) {
-#define XTRACE_X(name, domain)                                                                     \
-    case op_kind::name:                                                                            \
-        return &interp::reduce_kernels_of<op::name, T>;
-                    XTRACE_REDUCTION_OPS(XTRACE_X)
-#undef XTRACE_X
-                default:
-                    break;
-                }
-            }
-            return nullptr;
-        });
+        return interp::reduction_kernels_of_kind<Tag>(k, t);
     }
 
     trace::builder& b_;
@@ -214,17 +193,38 @@ private:
         for (T_id id = 0; id <= y; ++id)
             for (const auto& body : r_.at(id).bodies)
                 if (reads(*body, var))
-                    throw tracing_error("xtrace::gradients: " + var->describe() +
-                                        " is read inside a cond branch or loop body; gradients "
-                                        "with respect to it through control flow are not "
-                                        "supported yet");
+                    read_in_control_flow(*var);
         throw tracing_error("xtrace::gradients: " + var->describe() +
                             " is not read by the traced function, so it has no gradient there; "
                             "read it (variable.read()) where it is used");
     }
 
-    // Throws unless graph g (a cond branch or loop body about to be replayed) and its subgraphs
-    // are free of custom gradients, whose rules stay with the trace that recorded them.
+    [[noreturn]] static void read_in_control_flow(const graph::variable_storage& var) {
+        throw tracing_error("xtrace::gradients: " + var.describe() +
+                            " is read inside a cond branch or loop body; gradients with respect "
+                            "to it through control flow are not supported yet");
+    }
+
+    // Throws unless the subgraphs of control node n can be differentiated by replaying them:
+    // no side effects (the backward pass would run them again), no custom gradients (their
+    // rules stay with the trace that recorded them), no read of a target variable (its
+    // gradient would miss that term).
+    void check_replayable(const graph::node& n) const {
+        for (const auto& body : n.bodies) {
+            for (auto e : body->effects)
+                if ((*body)[e].op != op_kind::read_variable)
+                    throw tracing_error("xtrace::gradients: a " + std::string(info(n.op).name) +
+                                        " with side effects (" +
+                                        std::string(info((*body)[e].op).name) +
+                                        ") in its subgraphs cannot be differentiated yet: its "
+                                        "backward pass would run them again");
+            check_no_custom_gradient(*body);
+            for (const target& t : targets_)
+                if (t.var && reads(*body, t.var))
+                    read_in_control_flow(*t.var);
+        }
+    }
+
     static void check_no_custom_gradient(const graph::graph& g) {
         for (const graph::node& n : g.nodes) {
             if (n.custom_gradient)
@@ -499,15 +499,7 @@ private:
     // subgraph, is differentiated there with respect to every float input of the cond, given
     // the adjoints of the cond's results; the gradient cond takes the same branch.
     void differentiate_cond(T_id id, const graph::node& n) {
-        for (const auto& body : n.bodies)
-            check_no_custom_gradient(*body);
-        for (const auto& body : n.bodies)
-            for (const target& t : targets_)
-                if (t.var && reads(*body, t.var))
-                    throw tracing_error("xtrace::gradients: " + t.var->describe() +
-                                        " is read inside a cond branch or loop body; gradients "
-                                        "with respect to it through control flow are not "
-                                        "supported yet");
+        check_replayable(n);
         std::vector<std::optional<T_id>> seeds(n.bodies[0]->outputs.size());
         for (const auto& [k, g] : result_adjoints_[id])
             seeds[k] = seeds[k] ? r_.op(op_kind::add, {*seeds[k], g}) : g;
@@ -544,12 +536,6 @@ private:
                                                         const graph::node& n,
                                                         const std::vector<graph::node_id>& inputs,
                                                         const std::vector<std::size_t>& wrt) {
-        for (auto e : body.effects)
-            if (body[e].op != op_kind::read_variable)
-                throw tracing_error("xtrace::gradients: a cond branch with side effects (" +
-                                    std::string(info(body[e].op).name) +
-                                    ") cannot be differentiated yet: its backward pass would run "
-                                    "them again");
         auto child = std::make_shared<trace::builder>(&r_.builder());
         std::vector<graph::node_id> args(inputs.size());
         for (std::size_t p = 0; p < inputs.size(); ++p)
@@ -587,22 +573,7 @@ private:
     // k iterations (an inner loop from the initial values) and applies the body's
     // vector-Jacobian product to it. Quadratic in N in time, constant in memory.
     void differentiate_loop(T_id id, const graph::node& n) {
-        for (const auto& body : n.bodies)
-            check_no_custom_gradient(*body);
-        for (const auto& body : n.bodies)
-            for (const target& t : targets_)
-                if (t.var && reads(*body, t.var))
-                    throw tracing_error("xtrace::gradients: " + t.var->describe() +
-                                        " is read inside a cond branch or loop body; gradients "
-                                        "with respect to it through control flow are not "
-                                        "supported yet");
-        for (const auto& body : n.bodies)
-            for (auto e : body->effects)
-                if ((*body)[e].op != op_kind::read_variable)
-                    throw tracing_error("xtrace::gradients: a while_loop body with side effects (" +
-                                        std::string(info((*body)[e].op).name) +
-                                        ") cannot be differentiated yet: its backward pass would "
-                                        "run them again");
+        check_replayable(n);
         const graph::graph& test = *n.bodies[0];
         const graph::graph& body = *n.bodies[1];
         const std::size_t vars = body.outputs.size();

@@ -61,18 +61,13 @@ graph::matmul_fn matmul_kernels() {
 #endif
 }
 
-} // namespace xtrace::interp
+#if !defined(XTRACE_SEPARATE_COMPILATION) || XTRACE_DEFINE_RUNTIME
 
-#if XTRACE_DEFINE_RUNTIME && defined(XTRACE_SEPARATE_COMPILATION)
-
-namespace xtrace::interp {
-
-XTRACE_DECL const graph::kernel_set* elementwise_kernels_for(op_kind op, dtype operand,
-                                                             dtype result) {
-    return kernels_for(op, operand, result);
-}
-
-XTRACE_DECL const graph::reduce_kernels* reduction_kernels_for(op_kind op, dtype type) {
+/// The kernels of reduction `op` on dtype `type` by a dispatch over every reduction and dtype
+/// (nullptr for bool): what the runtime's lookup and the gradient recorder use. A template, so
+/// that only code that calls it compiles every reduction's kernels.
+template <class Tag = void>
+const graph::reduce_kernels* reduction_kernels_of_kind(op_kind op, dtype type) {
     return visit_dtype(type, [&](auto tag) -> const graph::reduce_kernels* {
         using T = typename decltype(tag)::type;
         if constexpr (!std::is_same_v<T, bool>) {
@@ -90,7 +85,9 @@ XTRACE_DECL const graph::reduce_kernels* reduction_kernels_for(op_kind op, dtype
     });
 }
 
-XTRACE_DECL graph::matmul_fn matmul_kernels_for(dtype type) {
+/// The matmul kernel on dtype `type` by a dispatch over every dtype (nullptr for bool).
+template <class Tag = void>
+graph::matmul_fn matmul_kernel_of_type(dtype type) {
     return visit_dtype(type, [](auto tag) -> graph::matmul_fn {
         using T = typename decltype(tag)::type;
         if constexpr (std::is_same_v<T, bool>)
@@ -98,6 +95,27 @@ XTRACE_DECL graph::matmul_fn matmul_kernels_for(dtype type) {
         else
             return &matmul_kernel<T>;
     });
+}
+
+#endif
+
+} // namespace xtrace::interp
+
+#if XTRACE_DEFINE_RUNTIME && defined(XTRACE_SEPARATE_COMPILATION)
+
+namespace xtrace::interp {
+
+XTRACE_DECL const graph::kernel_set* elementwise_kernels_for(op_kind op, dtype operand,
+                                                             dtype result) {
+    return kernels_for(op, operand, result);
+}
+
+XTRACE_DECL const graph::reduce_kernels* reduction_kernels_for(op_kind op, dtype type) {
+    return reduction_kernels_of_kind(op, type);
+}
+
+XTRACE_DECL graph::matmul_fn matmul_kernels_for(dtype type) {
+    return matmul_kernel_of_type(type);
 }
 
 } // namespace xtrace::interp
