@@ -30,6 +30,13 @@ public:
     using error::error;
 };
 
+/// Anything wrong in a model file or in a graph that cannot be written as one (xtrace::onnx):
+/// names the node, the value or the field, and says why.
+class model_error : public error {
+public:
+    using error::error;
+};
+
 namespace detail {
 /// A tracing_error raised because a dim the trace left unknown had to be known (a
 /// host_function's result spec): a relaxed trace gives way to the call's exact signature.

@@ -13,6 +13,7 @@
 #include "options.hpp"
 #include "retrace_monitor.hpp"
 #include "signature.hpp"
+#include "stats.hpp"
 #include "trace_entry.hpp"
 
 #include <atomic>
@@ -27,16 +28,6 @@
 #include <vector>
 
 namespace xtrace {
-
-/// Counters of one traced function.
-struct function_stats {
-    std::uint64_t calls = 0;                 ///< calls through the traced path
-    std::uint64_t cache_hits = 0;            ///< calls that found a trace
-    std::uint64_t traces = 0;                ///< traces performed
-    std::uint64_t evictions = 0;             ///< traces dropped by max_cache_size
-    std::chrono::nanoseconds tracing_time{}; ///< spent running lambdas symbolically and planning
-    std::chrono::nanoseconds running_time{}; ///< spent executing graphs
-};
 
 namespace function_detail {
 

@@ -60,6 +60,10 @@ public:
     }
     /// The graph in Graphviz DOT.
     std::string to_dot() const { return graph::to_dot(state_->trace->g, state_->name); }
+    /// The trace it runs: graph, signature, output specs (what exporters read).
+    const function_detail::trace_entry& trace() const noexcept { return *state_->trace; }
+    /// The name messages use (the function's, else "xtrace::concrete_function").
+    const std::string& name() const noexcept { return state_->name; }
 
 private:
     struct state {
