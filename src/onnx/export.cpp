@@ -44,10 +44,6 @@ public:
                 names[id] = arg_name(n.arg_position);
                 break;
             case op_kind::constant: {
-                auto* c = node(out, "Constant", {}, {own});
-                auto* a = c->add_attribute();
-                a->set_name("value");
-                a->set_type(pb::AttributeProto::TENSOR);
                 graph::variable_storage v;
                 v.type = n.type;
                 v.bytes.resize(dtype_size(n.type));
@@ -57,8 +53,7 @@ public:
                         is_floating(n.type) ? static_cast<T>(n.fvalue) : static_cast<T>(n.ivalue);
                     std::memcpy(v.bytes.data(), &x, sizeof(T));
                 });
-                encode_tensor(v, *a->mutable_t());
-                names[id] = own;
+                names[id] = constant(out, v);
                 break;
             }
             case op_kind::cast:
@@ -99,9 +94,19 @@ public:
                 names[id] = own;
                 break;
             }
+            case op_kind::relu:
+                if (is_floating(n.type)) {
+                    node(out, "Relu", {in(0)}, {own});
+                } else { // ONNX Runtime has no integer Relu: max(x, 0) is the same
+                    graph::variable_storage zero;
+                    zero.type = n.type;
+                    zero.bytes.resize(dtype_size(n.type));
+                    node(out, "Max", {in(0), constant(out, zero)}, {own});
+                }
+                names[id] = own;
+                break;
             case op_kind::neg:
             case op_kind::abs:
-            case op_kind::relu:
             case op_kind::exp:
             case op_kind::log:
             case op_kind::sqrt:
@@ -357,6 +362,17 @@ private:
         a->set_name(name);
         a->set_type(pb::AttributeProto::GRAPH);
         *a->mutable_g() = std::move(g);
+    }
+
+    // A Constant node holding `v`; returns its name.
+    std::string constant(pb::GraphProto& out, const graph::variable_storage& v) {
+        const std::string name = "k" + std::to_string(constants_++);
+        auto* c = node(out, "Constant", {}, {name});
+        auto* a = c->add_attribute();
+        a->set_name("value");
+        a->set_type(pb::AttributeProto::TENSOR);
+        encode_tensor(v, *a->mutable_t());
+        return name;
     }
 
     // A Constant node holding int64 `v` (rank 1, or rank 0 when `scalar`); returns its name.

@@ -7,9 +7,14 @@
 // C++ ready to paste into a regression test.
 //
 // XTRACE_FUZZ_SECONDS (default 30) bounds the run, XTRACE_FUZZ_PROGRAMS the count, and
-// XTRACE_FUZZ_SEED (default 1) picks the programs.
+// XTRACE_FUZZ_SEED (default 1) picks the programs. Built with XTRACE_FUZZ_ONNX (the target
+// onnx_differential), every program also goes through an ONNX export and load.
 
 #include "interpret.hpp"
+
+#ifdef XTRACE_FUZZ_ONNX
+#include <xtrace/onnx.hpp>
+#endif
 
 #include <chrono>
 #include <cmath>
@@ -288,6 +293,37 @@ std::string compare(const outcome& a, const outcome& b, const std::vector<value_
     return why;
 }
 
+#ifdef XTRACE_FUZZ_ONNX
+/// The program exported to ONNX (with its arguments' dims, or with every dim unknown), loaded
+/// back, and run on the same arguments.
+outcome through_onnx(const function_type& f, inputs& in, bool symbolic) {
+    return attempt([&]() -> result {
+        auto spec = [&](const auto& x) {
+            using T = typename std::decay_t<decltype(x)>::value_type;
+            return xtrace::spec<T>(xtrace::shape_t(x.dimension(), -1));
+        };
+        const auto v = std::make_tuple(in.x0.view(), in.x1.view(), in.x2.view(), in.x3.view(),
+                                       in.x4.view(), in.x5.view());
+        const std::string bytes = std::apply(
+            [&](const auto&... xs) {
+                return symbolic ? xtrace::onnx::export_model(f, spec(xs)...)
+                                : xtrace::onnx::export_model(f, xs...);
+            },
+            v);
+        const auto m = xtrace::onnx::load_bytes(bytes);
+        const auto outs = std::apply([&](const auto&... xs) { return m(xs...); }, v);
+        result r;
+        [&]<std::size_t... K>(std::index_sequence<K...>) {
+            ((std::get<K>(r) =
+                  outs.at(K).as<typename std::tuple_element_t<K, result>::value_type>()),
+             ...);
+        }
+        (std::make_index_sequence<std::tuple_size_v<result>>{});
+        return r;
+    });
+}
+#endif
+
 /// Programs whose eager run threw (and every other path threw alike): reported, since a
 /// generator that writes only failing programs would test nothing.
 std::uint64_t& eager_errors() {
@@ -319,6 +355,9 @@ std::string check(const program& p, std::uint64_t seed) {
     run_functions_eagerly(false);
     const outcome traced = attempt([&] { return call(fused); });
     const outcome plain_run = attempt([&] { return call(interpreted); });
+#ifdef XTRACE_FUZZ_ONNX
+    const outcome onnx = through_onnx(fused, in, seed % 2 == 1);
+#endif
     std::mt19937_64 rng(seed ^ 0x5eed);
     in.lay_out(rng);
     const outcome strided = attempt([&] { return call(fused); });
@@ -328,8 +367,14 @@ std::string check(const program& p, std::uint64_t seed) {
         if (std::getenv("XTRACE_FUZZ_VERBOSE"))
             std::cout << "every path threw: " << eager.error << "\n";
     }
-    for (auto [name, o] : {std::pair{"traced", &traced}, std::pair{"interpreted", &plain_run},
-                           std::pair{"traced on strided arguments", &strided}}) {
+    for (auto [name, o] : {
+             std::pair{"traced", &traced},
+             std::pair{"interpreted", &plain_run},
+             std::pair{"traced on strided arguments", &strided},
+#ifdef XTRACE_FUZZ_ONNX
+             std::pair{"exported to ONNX and loaded", &onnx},
+#endif
+         }) {
         const std::string why = compare(*o, eager, *info, slots);
         if (!why.empty())
             return std::string(name) + " vs eager: " + why;
