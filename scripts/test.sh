@@ -29,7 +29,8 @@ cmake --build --preset ci -j "$jobs"
 ctest --preset ci -j "$jobs"
 
 echo "== concurrency tests under TSan"
-tsan_tests=(function_threads_test state_concurrency_test correctness_hostile_input_test)
+tsan_tests=(function_threads_test state_concurrency_test correctness_hostile_input_test
+            onnx_threads_test)
 cmake --preset tsan >/dev/null
 cmake --build --preset tsan -j "$jobs" --target "${tsan_tests[@]}"
 ctest --preset tsan -j "$jobs" -R "^($(IFS='|'; echo "${tsan_tests[*]}"))\$"

@@ -151,7 +151,12 @@ std::vector<value> model::run(std::span<const argument_view> args) const {
         if (lowering)
             ++s.stats.traces;
         s.stats.tracing_time += std::chrono::steady_clock::now() - start;
-        if (s.plans.size() >= s.max_plans) {
+        // Another thread may have planned the same shapes meanwhile: keep one entry.
+        const auto same = std::find_if(s.plans.begin(), s.plans.end(),
+                                       [&](const auto& e) { return e.key == key; });
+        if (same != s.plans.end())
+            s.plans.erase(same);
+        else if (s.plans.size() >= s.max_plans) {
             auto oldest =
                 std::min_element(s.plans.begin(), s.plans.end(), [](const auto& a, const auto& b) {
                     return a.last_used < b.last_used;

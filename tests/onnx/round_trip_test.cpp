@@ -151,3 +151,26 @@ TEST_CASE("variables become initializers holding their current values") {
     CHECK(!identical(saved, f(x))); // the file holds the value when it was written
     round_trip(f, x);
 }
+
+TEST_CASE("a concrete function saved to a file loads back with its names and signature") {
+    auto f = xtrace::function([](auto x, auto y) { return std::make_tuple(x * y, x - y); },
+                              quiet(xtrace::options{.name = "scale"}));
+    const auto cf =
+        f.get_concrete_function(xtrace::spec<double>({-1, 2}), xtrace::spec<double>({2}));
+    const auto path = std::filesystem::temp_directory_path() / "xtrace_round_trip_test.onnx";
+    xtrace::onnx::save(cf, path);
+    const auto m = xtrace::onnx::load(path);
+    std::filesystem::remove(path);
+    CHECK(m.input_names() == std::vector<std::string>{"x0", "x1"});
+    CHECK(m.output_names() == std::vector<std::string>{"y0", "y1"});
+    CHECK(m.signature() ==
+          "(x0: float64[?,2], x1: float64[2]) -> (y0: float64[?,2], y1: float64[?,2])");
+    CHECK(m.name() == "model 'scale'");
+    CHECK(m.opset() == xtrace::onnx::export_opset);
+    const xt::xarray<double> x = random_array<double>({5, 2}), y = random_array<double>({2});
+    check_identical(cf(x, y), m(x, y));
+    check_identical(f(x, y), m.run({xtrace::onnx::value(x), xtrace::onnx::value(y)}));
+    CHECK(m.stats().calls == 2);
+    CHECK(m.stats().cache_hits == 1);
+    CHECK_THROWS_AS(xtrace::onnx::load(path), std::system_error); // removed
+}
