@@ -52,24 +52,33 @@ std::string spec_text(const std::string& name, const tensor_spec& s) {
 }
 
 // The inputs' shapes, checked against the model's inputs.
-std::vector<shape_t> check_arguments(const model_data& m, std::span<const argument_view> args) {
+// Throws signature_error unless the arguments fit the model's inputs; allocates nothing when
+// they do (the hit path).
+void check_arguments(const model_data& m, std::span<const argument_view> args) {
     if (args.size() != m.inputs.size())
         throw signature_error(m.name + " takes " + std::to_string(m.inputs.size()) +
                               " inputs, it was called with " + std::to_string(args.size()));
-    std::vector<shape_t> shapes(args.size());
     for (std::size_t k = 0; k < args.size(); ++k) {
         const argument_view& a = args[k];
         const tensor_spec& want = m.inputs[k];
-        shape_t got(a.shape.begin(), a.shape.begin() + static_cast<std::ptrdiff_t>(a.rank));
-        bool fits = a.type == want.type && got.size() == want.dims.size();
-        for (std::size_t d = 0; fits && d < got.size(); ++d)
-            fits = want.dims[d] < 0 || want.dims[d] == got[d];
-        if (!fits)
+        bool fits = a.type == want.type && a.rank == want.dims.size();
+        for (std::size_t d = 0; fits && d < a.rank; ++d)
+            fits = want.dims[d] < 0 || want.dims[d] == a.shape[d];
+        if (!fits) {
+            const shape_t got(a.shape.begin(),
+                              a.shape.begin() + static_cast<std::ptrdiff_t>(a.rank));
             throw signature_error(m.name + ": input " + std::to_string(k) + " ('" +
                                   m.input_names[k] + "') must be " + want.to_string() +
                                   ", the argument is " + tensor_spec{a.type, got}.to_string());
-        shapes[k] = std::move(got);
+        }
     }
+}
+
+// The arguments' shapes (the miss path).
+std::vector<shape_t> shapes_of(std::span<const argument_view> args) {
+    std::vector<shape_t> shapes;
+    for (const argument_view& a : args)
+        shapes.emplace_back(a.shape.begin(), a.shape.begin() + static_cast<std::ptrdiff_t>(a.rank));
     return shapes;
 }
 
@@ -118,11 +127,13 @@ using detail::model_state;
 std::vector<value> model::run(std::span<const argument_view> args) const {
     model_state& s = *state_;
     const model_data& m = *s.m;
-    const auto shapes = detail::check_arguments(m, args);
-    std::vector<std::int64_t> key;
-    for (const auto& sh : shapes) {
-        key.push_back(static_cast<std::int64_t>(sh.size()));
-        key.insert(key.end(), sh.begin(), sh.end());
+    detail::check_arguments(m, args);
+    thread_local std::vector<std::int64_t> key; // a warm call allocates no key
+    key.clear();
+    for (const argument_view& a : args) {
+        key.push_back(static_cast<std::int64_t>(a.rank));
+        key.insert(key.end(), a.shape.begin(),
+                   a.shape.begin() + static_cast<std::ptrdiff_t>(a.rank));
     }
     std::shared_ptr<const graph::graph> g;
     std::shared_ptr<const plan::plan> p;
@@ -141,6 +152,7 @@ std::vector<value> model::run(std::span<const argument_view> args) const {
     if (!p) {
         const auto start = std::chrono::steady_clock::now();
         const bool lowering = !s.once;
+        const auto shapes = detail::shapes_of(args);
         g = s.graph_for(shapes);
         p = plan::make_plan(*g, shapes);
         for (graph::node_id id = 0; id < g->nodes.size(); ++id)
@@ -167,19 +179,16 @@ std::vector<value> model::run(std::span<const argument_view> args) const {
         s.plans.push_back({key, g, p, ++s.clock});
     }
     const auto start = std::chrono::steady_clock::now();
-    std::vector<value> out(g->outputs.size());
-    std::vector<void*> ptrs(out.size());
-    for (std::size_t k = 0; k < out.size(); ++k) {
-        const graph::node_id o = g->outputs[k];
-        const shape_t& sh = p->shapes[o];
-        visit_dtype((*g)[o].type, [&](auto tag) {
-            using T = typename decltype(tag)::type;
-            auto a = xt::xarray<T>::from_shape(std::vector<std::size_t>(sh.begin(), sh.end()));
-            out[k] = value(std::move(a));
-            ptrs[k] = std::get<xt::xarray<T>>(out[k].data()).data();
-        });
+    std::vector<value> out;
+    out.reserve(g->outputs.size());
+    thread_local std::vector<void*> ptrs;
+    ptrs.clear();
+    for (const graph::node_id o : g->outputs) {
+        out.emplace_back((*g)[o].type, p->shapes[o]);
+        ptrs.push_back(std::visit([](auto& a) -> void* { return a.data(); }, out.back().data()));
     }
-    std::vector<interp::strided_input> inputs(args.size());
+    thread_local std::vector<interp::strided_input> inputs;
+    inputs.resize(args.size());
     for (std::size_t k = 0; k < args.size(); ++k) {
         inputs[k].data = args[k].data;
         inputs[k].strides = args[k].strides;

@@ -11,6 +11,7 @@
 #include <xtensor/xarray.hpp>
 
 #include <cstdint>
+#include <span>
 #include <string>
 #include <utility>
 #include <variant>
@@ -30,6 +31,16 @@ public:
     value(xt::xarray<T> a) : data_(std::move(a)) {
         static_assert(is_supported_dtype_v<T>,
                       "xtrace::onnx::value holds float, double, int32, int64 or bool arrays");
+    }
+
+    /// A tensor of `type` and `shape` whose elements are not yet written (what a model's call
+    /// fills).
+    value(dtype type, std::span<const dim_t> shape) {
+        visit_dtype(type, [&](auto tag) {
+            using T = typename decltype(tag)::type;
+            data_.template emplace<xt::xarray<T>>(
+                typename xt::xarray<T>::shape_type(shape.begin(), shape.end()));
+        });
     }
 
     /// Its element type.
