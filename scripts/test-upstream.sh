@@ -3,7 +3,7 @@
 # xtensor / xsimd / xtl releases vcpkg and Conan ship, from ../shared/upstream (include trees
 # only, put ahead of the system ones), with XTENSOR_USE_XSIMD as vcpkg's xsimd feature sets it.
 # The tests link xtrace::runtime, so the runtime is compiled once per configuration; the
-# install + find_package consumer builds the quickstart against the same headers.
+# install + find_package consumer builds the quickstart (and xtrace::onnx) against the same headers.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 upstream="$(cd .. && pwd)/shared/upstream"
@@ -16,7 +16,7 @@ tests=(ops_binary_test ops_unary_float_test ops_cast_test ops_logic_test ops_int
        ops_reduce_test ops_matmul_test ops_shape_test ops_composite_test ops_host_function_test
        control_cond_test control_while_loop_test function_cache_test state_variable_test
        interp_layout_test interp_static_fusion_test inspect_inspect_test
-       correctness_edge_values_test fuzz_differential)
+       correctness_edge_values_test fuzz_differential onnx_round_trip_test)
 for config in "xtensor-0.26.0 xsimd-13.2.0 xtl-0.8.2" "xtensor-0.27.1 xsimd-14.3.0 xtl-0.8.2"; do
     flags="-DXTENSOR_USE_XSIMD"
     for dep in $config; do
