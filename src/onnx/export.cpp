@@ -114,6 +114,7 @@ public:
             case op_kind::cos:
             case op_kind::tanh:
             case op_kind::sigmoid:
+            case op_kind::erf:
             case op_kind::logical_not:
             case op_kind::add:
             case op_kind::sub:
@@ -279,6 +280,8 @@ private:
             return "Tanh";
         case op_kind::sigmoid:
             return "Sigmoid";
+        case op_kind::erf:
+            return "Erf";
         case op_kind::logical_not:
             return "Not";
         case op_kind::add:

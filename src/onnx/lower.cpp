@@ -421,11 +421,11 @@ private:
 
     static std::optional<op_kind> unary_op(const std::string& op) {
         static const std::unordered_map<std::string, op_kind> ops{
-            {"Neg", op_kind::neg},         {"Abs", op_kind::abs},        {"Relu", op_kind::relu},
-            {"Floor", op_kind::floor},     {"Ceil", op_kind::ceil},      {"Round", op_kind::round},
-            {"Exp", op_kind::exp},         {"Log", op_kind::log},        {"Sqrt", op_kind::sqrt},
-            {"Sin", op_kind::sin},         {"Cos", op_kind::cos},        {"Tanh", op_kind::tanh},
-            {"Sigmoid", op_kind::sigmoid}, {"Not", op_kind::logical_not}};
+            {"Neg", op_kind::neg},         {"Abs", op_kind::abs},   {"Relu", op_kind::relu},
+            {"Floor", op_kind::floor},     {"Ceil", op_kind::ceil}, {"Round", op_kind::round},
+            {"Exp", op_kind::exp},         {"Log", op_kind::log},   {"Sqrt", op_kind::sqrt},
+            {"Sin", op_kind::sin},         {"Cos", op_kind::cos},   {"Tanh", op_kind::tanh},
+            {"Sigmoid", op_kind::sigmoid}, {"Erf", op_kind::erf},   {"Not", op_kind::logical_not}};
         auto it = ops.find(op);
         return it == ops.end() ? std::nullopt : std::optional(it->second);
     }

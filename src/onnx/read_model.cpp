@@ -43,6 +43,7 @@ const std::unordered_set<std::string_view>& supported_ops() {
                                                           "Cos",
                                                           "Tanh",
                                                           "Sigmoid",
+                                                          "Erf",
                                                           "Not",
                                                           "LeakyRelu",
                                                           "Add",

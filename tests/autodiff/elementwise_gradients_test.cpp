@@ -21,6 +21,7 @@ TEST_CASE("unary ops: gradients match finite differences on random shapes") {
         check_gradients(with([](auto a) { return xtrace::cos(a); }), s, w);
         check_gradients(with([](auto a) { return xtrace::tanh(a); }), s, w);
         check_gradients(with([](auto a) { return xtrace::sigmoid(a); }), s, w);
+        check_gradients(with([](auto a) { return xtrace::erf(a); }), s, w);
         check_gradients(with([](auto a) { return -a; }), s, w);
         check_gradients(with([](auto a) { return xtrace::square(a); }), s, w);
         check_gradients(with([](auto a) { return xtrace::abs(a) * 3.0; }), x, w); // away from 0

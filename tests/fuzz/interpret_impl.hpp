@@ -56,6 +56,7 @@ struct interpreter {
             XTRACE_FUZZ_UNARY(cos, xtrace::cos(x), is_flt<T>)
             XTRACE_FUZZ_UNARY(tanh, xtrace::tanh(x), is_flt<T>)
             XTRACE_FUZZ_UNARY(sigmoid, xtrace::sigmoid(x), is_flt<T>)
+            XTRACE_FUZZ_UNARY(erf, xtrace::erf(x), is_flt<T>)
             XTRACE_FUZZ_UNARY(logical_not, !x, is_bool<T>)
             XTRACE_FUZZ_UNARY(stop_gradient, xtrace::stop_gradient(x), true)
 #undef XTRACE_FUZZ_UNARY

@@ -43,6 +43,7 @@ bool transcendental(op_kind op) {
     case op_kind::cos:
     case op_kind::tanh:
     case op_kind::sigmoid:
+    case op_kind::erf:
         return true;
     default:
         return false;
@@ -322,11 +323,11 @@ int recent(std::mt19937_64& rng, std::size_t pool) {
 
 const std::vector<op_kind>& unary_ops() {
     static const std::vector<op_kind> ops = {
-        op_kind::neg,          op_kind::abs,  op_kind::square,  op_kind::relu,
-        op_kind::floor,        op_kind::ceil, op_kind::round,   op_kind::exp,
-        op_kind::log,          op_kind::sqrt, op_kind::rsqrt,   op_kind::sin,
-        op_kind::cos,          op_kind::tanh, op_kind::sigmoid, op_kind::logical_not,
-        op_kind::stop_gradient};
+        op_kind::neg,           op_kind::abs,  op_kind::square,  op_kind::relu,
+        op_kind::floor,         op_kind::ceil, op_kind::round,   op_kind::exp,
+        op_kind::log,           op_kind::sqrt, op_kind::rsqrt,   op_kind::sin,
+        op_kind::cos,           op_kind::tanh, op_kind::sigmoid, op_kind::logical_not,
+        op_kind::stop_gradient, op_kind::erf};
     return ops;
 }
 

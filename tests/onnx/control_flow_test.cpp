@@ -39,7 +39,7 @@ TEST_CASE("while_loop becomes Loop: a trip count known only at run time") {
 TEST_CASE("several loop variables, maximum_iterations and a cond in the body") {
     auto f = xtrace::function(
         [](auto x, auto n, auto start) {
-            return xtrace::while_loop([&](auto i, auto v) { return i < n; },
+            return xtrace::while_loop([&](auto i, auto) { return i < n; },
                                       [&](auto i, auto v) {
                                           auto next = xtrace::cond(
                                               xtrace::sum(v) > 0.f, [&] { return v * 0.5f - 1.f; },

@@ -1,5 +1,6 @@
-// Models exported by PyTorch's torch.onnx.export (opsets 13 and 17: Gemm, Shape/Gather/
-// Unsqueeze/Concat/Reshape, LayerNormalization or its decomposition, Softmax, LogSoftmax) load
+// Models exported by PyTorch's torch.onnx.export (opsets 13, 14 and 17: Gemm, batched MatMul,
+// exact GELU through Erf, Shape/Gather/Unsqueeze/Concat/Reshape, LayerNormalization or its
+// decomposition, Softmax, LogSoftmax) load
 // and match PyTorch's outputs, stored with them (tests/onnx/reference/make_torch_models.py).
 
 #include "onnx/support.hpp"
@@ -38,7 +39,7 @@ xt::xarray<float> to_float(const stored_array& a) {
 } // namespace
 
 TEST_CASE("models exported by PyTorch load and match PyTorch's outputs") {
-    REQUIRE(cases().size() == 8);
+    REQUIRE(cases().size() == 10);
     for (const stored_case& c : cases()) {
         INFO("model " << c.model);
         const auto m =

@@ -50,7 +50,8 @@ TEST_CASE("float functions round-trip") {
             auto a = xtrace::abs(x) + 0.5f;
             return std::make_tuple(xtrace::exp(x), xtrace::log(a), xtrace::sqrt(a),
                                    xtrace::rsqrt(a), xtrace::sin(x), xtrace::cos(y),
-                                   xtrace::tanh(x), xtrace::sigmoid(y), x / y, xtrace::pow(a, y));
+                                   xtrace::tanh(x), xtrace::sigmoid(y), xtrace::erf(x), x / y,
+                                   xtrace::pow(a, y));
         },
         quiet());
     for (int trial = 0; trial < 6; ++trial) {

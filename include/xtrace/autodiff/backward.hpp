@@ -373,6 +373,9 @@ private:
             return add(in(0), mul(g, r_.op(op_kind::sub, {one(id), mul(id, id)})));
         case op_kind::sigmoid:
             return add(in(0), mul(g, mul(id, r_.op(op_kind::sub, {one(id), id}))));
+        case op_kind::erf: // 2/sqrt(pi) e^(-x^2)
+            return add(in(0), mul(g, mul(r_.constant(n.type, 1.1283791670955126),
+                                         r_.op(op_kind::exp, {neg(mul(in(0), in(0)))}))));
         case op_kind::add:
             add(in(0), g);
             return add(in(1), g);

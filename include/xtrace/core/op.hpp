@@ -45,6 +45,7 @@ enum class op_result : std::uint8_t {
     X(cos, 1, floating, same)                                                                      \
     X(tanh, 1, floating, same)                                                                     \
     X(sigmoid, 1, floating, same)                                                                  \
+    X(erf, 1, floating, same)                                                                      \
     X(logical_not, 1, logical, same)                                                               \
     X(add, 2, numeric, same)                                                                       \
     X(sub, 2, numeric, same)                                                                       \

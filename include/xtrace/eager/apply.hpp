@@ -68,6 +68,8 @@ xt::xarray<R> compute(const xt::xarray<A>& a) {
         return map([](A x) -> A { return std::cos(x); })(a);
     else if constexpr (k == op_kind::tanh)
         return map([](A x) -> A { return std::tanh(x); })(a);
+    else if constexpr (k == op_kind::erf)
+        return map([](A x) -> A { return std::erf(x); })(a);
     else if constexpr (k == op_kind::sigmoid)
         return map([](A x) -> A { return A(1) / (A(1) + std::exp(-x)); })(a);
     else if constexpr (k == op_kind::logical_not)

@@ -143,6 +143,8 @@ XTRACE_UNARY(cos)
 XTRACE_UNARY(tanh)
 /// 1 / (1 + e^-x).
 XTRACE_UNARY(sigmoid)
+/// The error function, 2/sqrt(pi) times the integral of e^-t^2 from 0 to x (exact GELU's).
+XTRACE_UNARY(erf)
 /// max(x, 0); NaN stays NaN.
 XTRACE_UNARY(relu)
 /// x * x.

@@ -104,8 +104,8 @@ int main(int argc, char** argv) {
             auto a = xtrace::abs(x) + 0.5f;
             return std::make_tuple(xtrace::exp(x), xtrace::log(a), xtrace::sqrt(a),
                                    xtrace::rsqrt(a), xtrace::sin(x), xtrace::cos(y),
-                                   xtrace::tanh(x), xtrace::sigmoid(y), x / y, xtrace::pow(a, y),
-                                   xtrace::round(x * 3.f));
+                                   xtrace::tanh(x), xtrace::sigmoid(y), xtrace::erf(y), x / y,
+                                   xtrace::pow(a, y), xtrace::round(x * 3.f));
         },
         quiet());
     write(dir, "float_functions", functions, true, random_array<float>({3, 4}),
@@ -164,7 +164,7 @@ int main(int argc, char** argv) {
     auto bounded = xtrace::function(
         [](auto x, auto n, auto start) {
             return xtrace::while_loop(
-                [&](auto i, auto v) { return i < n; },
+                [&](auto i, auto) { return i < n; },
                 [&](auto i, auto v) { return std::make_tuple(i + 1, v * 0.5f - 1.f); }, start, x,
                 xtrace::maximum_iterations(4));
         },

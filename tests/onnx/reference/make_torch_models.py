@@ -41,6 +41,18 @@ class NormSoftmax(torch.nn.Module):
         return torch.softmax(logits, dim=-1), torch.log_softmax(logits, dim=-1)
 
 
+class GeluMlp(torch.nn.Module):
+    """Linear, exact GELU (Erf), Linear: a transformer's feed-forward block, batched 3-D."""
+
+    def __init__(self):
+        super().__init__()
+        self.l1 = torch.nn.Linear(6, 12)
+        self.l2 = torch.nn.Linear(12, 6)
+
+    def forward(self, x):
+        return self.l2(torch.nn.functional.gelu(self.l1(x)))
+
+
 def export(model, name, x, opset, outputs):
     path = os.path.join(data, name + ".onnx")
     dynamic = {"x": {0: "batch"}}
@@ -61,6 +73,7 @@ def array(name, t):
 cases = []
 mlp = Mlp().eval()
 norm = NormSoftmax().eval()
+gelu = GeluMlp().eval()
 with torch.no_grad():
     for batch in (1, 5):
         x = torch.rand(batch, 4) * 2 - 1
@@ -69,10 +82,13 @@ with torch.no_grad():
         xn = torch.rand(batch, 2, 4) * 4 - 2
         cases.append(("norm_softmax_opset13", xn, list(norm(xn))))
         cases.append(("norm_softmax_opset17", xn, list(norm(xn))))
+        xg = torch.rand(batch, 3, 6) * 4 - 2
+        cases.append(("gelu_mlp_opset14", xg, [gelu(xg)]))
     export(mlp, "mlp_opset13", torch.rand(2, 4), 13, ["y"])
     export(mlp, "mlp_opset17", torch.rand(2, 4), 17, ["y"])
     export(norm, "norm_softmax_opset13", torch.rand(2, 2, 4), 13, ["probs", "logp"])
     export(norm, "norm_softmax_opset17", torch.rand(2, 2, 4), 17, ["probs", "logp"])
+    export(gelu, "gelu_mlp_opset14", torch.rand(2, 3, 6), 14, ["y"])
 
 with open(os.path.join(data, "torch_models.inc"), "w") as f:
     f.write("// Written by tests/onnx/reference/make_torch_models.py (PyTorch "
