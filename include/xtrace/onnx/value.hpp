@@ -8,7 +8,7 @@
 #include "../core/error.hpp"
 #include "../core/shape.hpp"
 
-#include <xtensor/xarray.hpp>
+#include "../ext/xtensor.hpp"
 
 #include <cstdint>
 #include <span>

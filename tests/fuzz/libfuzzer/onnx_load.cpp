@@ -29,7 +29,9 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
                 return 0; // a declared input too large to fill here
             xtrace::visit_dtype(spec.type, [&](auto tag) {
                 using T = typename decltype(tag)::type;
-                args.emplace_back(xt::xarray<T>(xt::zeros<T>(shape)));
+                auto a = xt::xarray<T>::from_shape(shape);
+                a.fill(T(0));
+                args.emplace_back(std::move(a));
             });
         }
         m.run(args);
