@@ -140,6 +140,7 @@ public:
                 break;
             }
             case op_kind::stop_gradient:
+            case op_kind::ensure_shape: // ONNX checks inputs against the model's declared dims
                 node(out, "Identity", {in(0)}, {own});
                 names[id] = own;
                 break;

@@ -330,6 +330,8 @@ private:
             return; // comparisons, logic, integer values: no gradient (TensorFlow: None)
         const auto in = [&](std::size_t k) { return n.inputs[k]; };
         switch (n.op) {
+        case op_kind::ensure_shape: // the value itself
+            return add(in(0), g);
         case op_kind::stop_gradient:
             if (const auto* found = r_.builder().custom_gradient(id)) {
                 const auto custom = *found; // the rule may record custom gradients of its own

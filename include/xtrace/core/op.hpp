@@ -105,6 +105,8 @@ enum class op_kind : std::uint8_t {
     read_variable,   ///< the value of a variable when the step runs (in program order)
     assign_variable, ///< writes a variable (a side effect, in program order)
     stop_gradient,   ///< its operand's value; gradients do not flow through it
+    ensure_shape,    ///< its operand's value, whose shape must fit the node's `dims` (an inlined
+                     ///< traced function's input_signature); checked when planned
     sum_to,          ///< operand 0 summed over the dims it was broadcast along to operand 1's
                      ///< shape (a gradient's way back through broadcasting)
 };
@@ -161,6 +163,8 @@ constexpr op_info info(op_kind k) noexcept {
         return {"assign_variable", 1, op_domain::any, op_result::same, false, false};
     case op_kind::stop_gradient:
         return {"stop_gradient", 1, op_domain::any, op_result::same, true, false};
+    case op_kind::ensure_shape:
+        return {"ensure_shape", 1, op_domain::any, op_result::same, true, false};
     case op_kind::sum_to:
         return {"sum_to", 2, op_domain::numeric, op_result::same, false, false};
     }

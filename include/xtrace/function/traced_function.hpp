@@ -8,6 +8,7 @@
 #include "cache.hpp"
 #include "call_frame.hpp"
 #include "concrete_function.hpp"
+#include "inline_call.hpp"
 #include "run_eagerly.hpp"
 #include "run_graph.hpp"
 #include "trace_lambda.hpp"
@@ -41,7 +42,12 @@ public:
         if constexpr (!(function_detail::valid_argument_v<Args> && ...)) {
             (function_detail::check_argument<Args>(), ...); // names the unsupported element type
         } else if constexpr ((symbolic_tensor<Args> || ...) || (eager_tensor_type<Args> || ...)) {
-            return (*fn_)(args...); // inside another trace, or eager: inline the lambda
+            // Inside another trace, or eager: inline the lambda (its input_signature checked).
+            if (opts().input_signature)
+                return function_detail::inline_call(
+                    *fn_, *opts().input_signature,
+                    opts().name.empty() ? std::string("xtrace::function") : opts().name, args...);
+            return (*fn_)(args...);
         } else if constexpr (!function_detail::traceable_v<F, Args...>) {
             function_detail::report_untraceable<F, Args...>();
         } else if constexpr (!function_detail::outputs_of<graph_type<Args...>>::valid) {

@@ -71,6 +71,11 @@ XTRACE_DECL shape_t merge_branch_shapes(const shape_t& then_shape, const shape_t
 /// iteration as `before` the loop (an unknown dim matches any).
 XTRACE_DECL void check_loop_shape(const shape_t& before, const shape_t& after, std::size_t k);
 
+/// ensure_shape: throws signature_error, starting with `who`, unless `has` has `required`'s rank
+/// and its known dims where both are known.
+XTRACE_DECL void check_ensured_shape(const shape_t& has, const shape_t& required,
+                                     const std::string& who);
+
 /// variable assign: throws shape_error unless a value of shape `value` fits `var`'s shape (an
 /// unknown dim fits any).
 XTRACE_DECL void check_assign_shape(const variable_storage& var, const shape_t& value);
@@ -277,6 +282,16 @@ XTRACE_DECL shape_t shape_op_result(op_kind op, const shape_t& in,
     default:
         return in;
     }
+}
+
+XTRACE_DECL void check_ensured_shape(const shape_t& has, const shape_t& required,
+                                     const std::string& who) {
+    bool fits = has.size() == required.size();
+    for (std::size_t d = 0; fits && d < has.size(); ++d)
+        fits = has[d] < 0 || required[d] < 0 || has[d] == required[d];
+    if (!fits)
+        throw signature_error(who + " must have shape " + shape_string(required) + ", it has " +
+                              shape_string(has));
 }
 
 XTRACE_DECL shape_t sum_to_shape(const shape_t& g, const shape_t& like) {

@@ -123,6 +123,10 @@ XTRACE_DECL std::vector<shape_t> bind_shapes(const graph::graph& g,
         case op_kind::sum_to:
             shapes[id] = graph::sum_to_shape(in(0), in(1));
             break;
+        case op_kind::ensure_shape:
+            graph::check_ensured_shape(in(0), n.dims, n.text);
+            shapes[id] = in(0);
+            break;
         case op_kind::cast:
         case op_kind::stop_gradient:
 #define XTRACE_X(name, arity, domain, result) case op_kind::name:

@@ -97,6 +97,13 @@ public:
     graph::node_id add_sum_to(dtype type, graph::node_id g, graph::node_id like,
                               const graph::reduce_kernels* kernel);
 
+    /// `value`, checked to have a shape that fits `required` (-1: any dim) both now (where its
+    /// dims are known) and when planned: a signature_error that starts with `who` otherwise.
+    /// The result has `required`'s known dims (`value` itself when it already has them). What an
+    /// inlined function's input_signature adds.
+    graph::node_id add_ensure_shape(graph::node_id value, const shape_t& required, std::string who,
+                                    const graph::kernel_set* identity);
+
     /// `value`, whose gradient is not its own but `rule`'s with respect to `inputs`
     /// (xtrace::custom_gradient); a node of its own, never merged with another.
     graph::node_id add_custom_gradient(graph::node_id value, std::vector<graph::node_id> inputs,

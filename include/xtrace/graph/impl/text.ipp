@@ -57,6 +57,11 @@ XTRACE_DECL std::string node_text(const node& n, std::span<const std::string> op
         list(true);
         os << ", axes=" << shape_string(n.axes) << (n.keep_dims ? ", keep_dims)" : ")");
         break;
+    case op_kind::ensure_shape:
+        os << name << '(';
+        list(true);
+        os << ", " << shape_string(n.dims) << ')';
+        break;
     case op_kind::cast:
     case op_kind::stop_gradient:
     case op_kind::sum_to:

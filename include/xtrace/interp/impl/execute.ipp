@@ -79,6 +79,7 @@ private:
         case op_kind::constant:
         case op_kind::cast:
         case op_kind::stop_gradient:
+        case op_kind::ensure_shape:
 #define XTRACE_X(name, arity, domain, result) case op_kind::name:
             XTRACE_ELEMENTWISE_OPS(XTRACE_X)
 #undef XTRACE_X

@@ -77,6 +77,7 @@ XTRACE_DECL node_class classify(op_kind k) noexcept {
         return node_class::leaf;
     case op_kind::cast:
     case op_kind::stop_gradient:
+    case op_kind::ensure_shape:
 #define XTRACE_X(name, arity, domain, result) case op_kind::name:
         XTRACE_ELEMENTWISE_OPS(XTRACE_X)
 #undef XTRACE_X

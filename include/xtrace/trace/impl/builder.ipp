@@ -112,6 +112,28 @@ XTRACE_DECL graph::node_id builder::add_sum_to(dtype type, graph::node_id g, gra
     return record(std::move(n), recording::merged);
 }
 
+XTRACE_DECL graph::node_id builder::add_ensure_shape(graph::node_id value, const shape_t& required,
+                                                     std::string who,
+                                                     const graph::kernel_set* identity) {
+    check_open("ensure_shape");
+    const shape_t& has = g_.nodes[value].shape;
+    graph::check_ensured_shape(has, required, who);
+    bool refines = false; // a dim unknown here that `required` knows: checked when planned
+    for (std::size_t d = 0; d < has.size(); ++d)
+        refines = refines || (has[d] < 0 && required[d] >= 0);
+    if (!refines)
+        return value;
+    graph::node n = make(op_kind::ensure_shape, g_.nodes[value].type, {&value, 1});
+    n.kernels = identity;
+    n.dims = required;
+    n.text = std::move(who);
+    n.shape = has;
+    for (std::size_t d = 0; d < has.size(); ++d)
+        if (required[d] >= 0)
+            n.shape[d] = required[d];
+    return record(std::move(n), recording::merged);
+}
+
 XTRACE_DECL graph::node_id builder::add_custom_gradient(graph::node_id value,
                                                         std::vector<graph::node_id> inputs,
                                                         std::shared_ptr<const gradient_rule> rule,
