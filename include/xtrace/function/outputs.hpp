@@ -72,6 +72,20 @@ auto eager_result(const R& r) {
             r);
 }
 
+/// True when call_into can write results of type `Result` into `Out`: the result type itself,
+/// or a tuple of references to its arrays.
+template <class Out, class Result>
+inline constexpr bool writable_into_v = std::is_same_v<Out, Result>;
+template <class... Ts>
+inline constexpr bool
+    writable_into_v<std::tuple<xt::xarray<Ts>&...>, std::tuple<xt::xarray<Ts>...>> = true;
+
+/// Moves `results` into `out` (what call_into does when functions run eagerly).
+template <class Out, class Result>
+void assign_results(Out& out, Result&& results) {
+    out = std::forward<Result>(results);
+}
+
 } // namespace xtrace::function_detail
 
 #endif

@@ -8,7 +8,9 @@
 #include "outputs.hpp"
 #include "trace_entry.hpp"
 
+#include <algorithm>
 #include <array>
+#include <cstddef>
 #include <span>
 #include <tuple>
 #include <utility>
@@ -50,6 +52,77 @@ auto run_graph(const trace_entry& trace, const plan::plan& p,
     if (!interp::execute_fused(trace.fused, g, p, inputs, ptrs[0]))
         interp::execute(g, p, inputs, ptrs);
     return out;
+}
+
+/// True when `bytes` bytes at `out` share memory with any argument in `inputs` (of the graph's
+/// arg dtypes and the plan's shapes): writing there could change what the call still reads.
+inline bool overlaps_inputs(const trace_entry& trace, const plan::plan& p,
+                            std::span<const interp::strided_input> inputs, const void* out,
+                            std::size_t bytes) {
+    const auto* lo = static_cast<const std::byte*>(out);
+    const auto* hi = lo + bytes;
+    for (std::size_t k = 0; k < inputs.size() && k < trace.g.args.size(); ++k) {
+        const graph::node_id a = trace.g.args[k];
+        const shape_t& s = p.shapes[a];
+        const auto size = static_cast<std::ptrdiff_t>(dtype_size(trace.g[a].type));
+        std::ptrdiff_t first = 0, last = 0; // element offsets of the extreme elements
+        bool empty = false;
+        for (std::size_t d = 0; d < s.size(); ++d) {
+            empty = empty || s[d] == 0;
+            const std::ptrdiff_t reach = inputs[k].strides[d] * (s[d] - 1);
+            (reach < 0 ? first : last) += reach;
+        }
+        if (empty)
+            continue;
+        const auto* base = static_cast<const std::byte*>(inputs[k].data);
+        if (base + first * size < hi && lo < base + (last + 1) * size)
+            return true;
+    }
+    return false;
+}
+
+/// Runs a trace's graph bound by `plan` on `inputs` into `out`, Traced's result type (or a tuple
+/// of references to its arrays): each array is resized only when its shape differs. An array
+/// that shares memory with an argument gets a fresh buffer, filled after the arguments are read.
+template <class Traced, class Out>
+void run_graph_into(const trace_entry& trace, const plan::plan& p,
+                    std::span<const interp::strided_input> inputs, Out& out) {
+    using outs = outputs_of<Traced>;
+    constexpr std::size_t n_out = std::tuple_size_v<typename outs::types>;
+    const graph::graph& g = trace.g;
+    bool aliased = false;
+    auto fit = [&](auto& a, std::size_t k) -> void* {
+        using A = std::remove_cvref_t<decltype(a)>;
+        const shape_t& s = p.shapes[g.outputs[k]];
+        if (a.dimension() != s.size() ||
+            !std::equal(s.begin(), s.end(), a.shape().begin(),
+                        [](dim_t x, std::size_t y) { return static_cast<std::size_t>(x) == y; }))
+            a.resize(typename A::shape_type(s.begin(), s.end()));
+        aliased = aliased || overlaps_inputs(trace, p, inputs, a.data(),
+                                             a.size() * sizeof(typename A::value_type));
+        return a.data();
+    };
+    std::array<void*, n_out> ptrs;
+    if constexpr (outs::single)
+        ptrs[0] = fit(out, 0);
+    else
+        [&]<std::size_t... K>(std::index_sequence<K...>) {
+            ((ptrs[K] = fit(std::get<K>(out), K)), ...);
+        }
+    (std::make_index_sequence<n_out>{});
+    if (aliased) { // x = f(x) and the like: compute aside, then hand the buffers over
+        auto fresh = run_graph<Traced>(trace, p, inputs);
+        if constexpr (outs::single)
+            out = std::move(fresh);
+        else
+            [&]<std::size_t... K>(std::index_sequence<K...>) {
+                ((std::get<K>(out) = std::move(std::get<K>(fresh))), ...);
+            }
+        (std::make_index_sequence<n_out>{});
+        return;
+    }
+    if (!interp::execute_fused(trace.fused, g, p, inputs, ptrs[0]))
+        interp::execute(g, p, inputs, ptrs);
 }
 
 } // namespace xtrace::function_detail

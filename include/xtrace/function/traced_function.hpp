@@ -62,6 +62,29 @@ public:
         }
     }
 
+    /// Runs the function as a call does, writing its result into memory the caller owns: `out`
+    /// is an xt::xarray of the result's element type, or for several results a tuple of
+    /// references to them (`std::tie(a, b)`). Each is resized only when its shape differs, so a
+    /// warm call into outputs of the right shape makes no heap allocation. An output that is
+    /// also an argument (`f.call_into(x, x)`) is given a fresh buffer, filled once the
+    /// arguments are read.
+    template <class Out, class... Args>
+    void call_into(Out&& out, const Args&... args) const {
+        static_assert(!((symbolic_tensor<Args> || eager_tensor_type<Args>) || ...),
+                      "xtrace::function::call_into runs the cached graph on concrete arrays; "
+                      "inside another trace, call the function: f(x)");
+        using traced = graph_type<Args...>;
+        using result = typename function_detail::outputs_of<traced>::result;
+        static_assert(function_detail::writable_into_v<std::remove_cvref_t<Out>, result>,
+                      "xtrace::function::call_into: pass an xt::xarray of the result's element "
+                      "type, or std::tie of one per result");
+        if (functions_run_eagerly()) {
+            function_detail::assign_results(out, (*this)(args...));
+            return;
+        }
+        run_traced<traced>(out, args...);
+    }
+
     /// Traces for `specs` (xtrace::spec<T>(dims) for tensors, values for static arguments)
     /// without running, caches the trace, and returns it as a callable concrete function.
     template <class... Specs>
@@ -98,8 +121,15 @@ public:
     const F& lambda() const noexcept { return *fn_; }
 
 private:
+    // The traced path of a call: the cached trace for the arguments (tracing on a miss) run into
+    // fresh results, or with `into` (a result type, or a tuple of references) into the caller's.
     template <class Traced, class... Args>
     auto call(const Args&... args) const {
+        return run_traced<Traced>(nullptr, args...);
+    }
+
+    template <class Traced, class Into, class... Args>
+    auto run_traced(Into&& into, const Args&... args) const {
         function_detail::call_frame<Args...> frame(args...);
         function_detail::bound_trace r;
         if (!cache_->find(frame.key(), frame.statics(), r)) {
@@ -116,9 +146,14 @@ private:
             r = cache_->miss(sig, frame.key(), frame.statics(), values, trace);
         }
         const auto start = std::chrono::steady_clock::now();
-        auto out = function_detail::run_graph<Traced>(*r.trace, *r.plan, frame.inputs());
-        cache_->add_running_time(std::chrono::steady_clock::now() - start);
-        return out;
+        if constexpr (std::is_same_v<std::remove_cvref_t<Into>, std::nullptr_t>) {
+            auto out = function_detail::run_graph<Traced>(*r.trace, *r.plan, frame.inputs());
+            cache_->add_running_time(std::chrono::steady_clock::now() - start);
+            return out;
+        } else {
+            function_detail::run_graph_into<Traced>(*r.trace, *r.plan, frame.inputs(), into);
+            cache_->add_running_time(std::chrono::steady_clock::now() - start);
+        }
     }
 
     template <class S>

@@ -27,7 +27,10 @@ void matmul_kernel(const std::byte* a_bytes, std::int64_t ar, std::int64_t ac,
     if constexpr (std::is_floating_point_v<T>) {
         using B = simd::batch<T>;
         constexpr std::int64_t w = static_cast<std::int64_t>(B::size), nr_max = 2 * w, mr_max = 4;
-        std::vector<T> panel(static_cast<std::size_t>(std::max<std::int64_t>(k, 1) * nr_max));
+        // The packed panel of B: kept per thread, so that a warm call allocates nothing (every
+        // entry read below is written first).
+        thread_local std::vector<T> panel;
+        panel.resize(static_cast<std::size_t>(std::max<std::int64_t>(k, 1) * nr_max));
         alignas(64) T tile[2 * B::size];
         for (std::int64_t j0 = 0; j0 < n; j0 += nr_max) {
             const std::int64_t nr = std::min(nr_max, n - j0);

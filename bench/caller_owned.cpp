@@ -1,0 +1,104 @@
+// What a fresh result costs: GELU on 2^20 and 2^24 floats as `r = f(x)` (a new xt::xarray per
+// call) against `f.call_into(r, x)` (the caller's array, written in place), and the hand xsimd
+// loop as the anchor. Built twice: as is, and with XTENSOR_USE_XSIMD (xtensor then allocates
+// through xsimd's aligned allocator, as vcpkg's xtensor[xsimd] does). Each variant reports the
+// minor page faults per call (getrusage) beside its time.
+
+#include "ratio_reporter.hpp"
+
+#include <xtrace/xtrace.hpp>
+
+#include <xtrace/ext/xsimd.hpp>
+
+#include <sys/resource.h>
+
+namespace {
+
+const std::vector<std::size_t> sizes{std::size_t(1) << 20, std::size_t(1) << 24};
+
+xt::xarray<float> input(std::size_t n) {
+    xt::xarray<float> x = xt::xarray<float>::from_shape({n});
+    for (std::size_t i = 0; i < n; ++i)
+        x(i) = static_cast<float>(i % 1000) * 0.006f - 3.f;
+    return x;
+}
+
+auto gelu = [](auto x) {
+    return 0.5f * x * (1.f + xtrace::tanh(0.7978845608f * (x + 0.044715f * x * x * x)));
+};
+
+long minor_faults() {
+    rusage u{};
+    getrusage(RUSAGE_SELF, &u);
+    return u.ru_minflt;
+}
+
+// Runs `body` in the benchmark loop and reports minor page faults per iteration.
+template <class Body>
+void measured(benchmark::State& state, Body&& body) {
+    const long before = minor_faults();
+    for (auto _ : state)
+        body();
+    state.counters["faults/call"] = benchmark::Counter(
+        static_cast<double>(minor_faults() - before) / static_cast<double>(state.iterations()));
+}
+
+void hand_xsimd(benchmark::State& state) {
+    const std::size_t n = static_cast<std::size_t>(state.range(0));
+    const xt::xarray<float> x = input(n);
+    xt::xarray<float> y = xt::xarray<float>::from_shape({n});
+    using B = xsimd::batch<float>;
+    measured(state, [&] {
+        const float* in = x.data();
+        float* out = y.data();
+        std::size_t i = 0;
+        for (; i + B::size <= n; i += B::size) {
+            const B v = B::load_unaligned(in + i);
+            const B r = 0.5f * v * (1.f + xsimd::tanh(0.7978845608f * (v + 0.044715f * v * v * v)));
+            r.store_unaligned(out + i);
+        }
+        for (; i < n; ++i) {
+            const float v = in[i];
+            out[i] = 0.5f * v * (1.f + std::tanh(0.7978845608f * (v + 0.044715f * v * v * v)));
+        }
+        benchmark::DoNotOptimize(out);
+        benchmark::ClobberMemory();
+    });
+}
+
+void fresh_result(benchmark::State& state) {
+    const std::size_t n = static_cast<std::size_t>(state.range(0));
+    const xt::xarray<float> x = input(n);
+    auto f = xtrace::function(gelu);
+    xt::xarray<float> r = f(x);
+    measured(state, [&] {
+        r = f(x);
+        benchmark::DoNotOptimize(r.data());
+    });
+}
+
+void call_into(benchmark::State& state) {
+    const std::size_t n = static_cast<std::size_t>(state.range(0));
+    const xt::xarray<float> x = input(n);
+    auto f = xtrace::function(gelu);
+    xt::xarray<float> r;
+    f.call_into(r, x);
+    measured(state, [&] {
+        f.call_into(r, x);
+        benchmark::DoNotOptimize(r.data());
+    });
+}
+
+} // namespace
+
+int main(int argc, char** argv) {
+    benchmark::Initialize(&argc, argv);
+    for (std::size_t size : sizes) {
+        benchmark::RegisterBenchmark("hand_xsimd", hand_xsimd)->Arg(static_cast<long>(size));
+        benchmark::RegisterBenchmark("r=f(x)", fresh_result)->Arg(static_cast<long>(size));
+        benchmark::RegisterBenchmark("call_into", call_into)->Arg(static_cast<long>(size));
+    }
+    xtrace::bench::ratio_reporter reporter("hand_xsimd");
+    benchmark::RunSpecifiedBenchmarks(&reporter);
+    benchmark::Shutdown();
+}

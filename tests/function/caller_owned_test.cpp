@@ -1,0 +1,129 @@
+// Results written into memory the caller owns (call_into): the same values as a call, resized
+// only when the shape changes, no heap allocation on a warm call, arguments that are also
+// outputs, several results, eager mode.
+
+#include "support/eager_scope.hpp"
+#include "support/testing.hpp"
+
+#include <atomic>
+#include <cstdlib>
+#include <new>
+
+// The replacements below pair malloc with free, which GCC cannot see through once it inlines
+// operator new into a caller.
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic ignored "-Wmismatched-new-delete"
+#endif
+
+namespace {
+// Allocations made on this thread while `counting` is set.
+thread_local bool counting = false;
+thread_local long allocations = 0;
+} // namespace
+
+void* operator new(std::size_t n) {
+    if (counting)
+        ++allocations;
+    if (void* p = std::malloc(n ? n : 1))
+        return p;
+    throw std::bad_alloc();
+}
+void operator delete(void* p) noexcept {
+    std::free(p);
+}
+void operator delete(void* p, std::size_t) noexcept {
+    std::free(p);
+}
+
+using namespace xtrace::testing;
+
+namespace {
+
+template <class F>
+long allocations_of(F&& f) {
+    allocations = 0;
+    counting = true;
+    f();
+    counting = false;
+    return allocations;
+}
+
+template <class T>
+bool same(const xt::xarray<T>& a, const xt::xarray<T>& b) {
+    return a.shape() == b.shape() && a == b;
+}
+
+auto gelu = [](auto x) {
+    return 0.5f * x * (1.f + xtrace::tanh(0.7978845608f * (x + 0.044715f * x * x * x)));
+};
+
+} // namespace
+
+TEST_CASE("call_into writes what a call returns, into the caller's array") {
+    for (bool fusion : {true, false}) {
+        auto f = xtrace::function(gelu, quiet({.static_fusion = fusion}));
+        for (std::size_t n : edge_sizes()) {
+            const xt::xarray<float> x = random_array<float>({n});
+            xt::xarray<float> out;
+            f.call_into(out, x);
+            CHECK(same(out, f(x)));
+        }
+        const xt::xarray<float> x = random_array<float>({3, 17});
+        xt::xarray<float> out = xt::xarray<float>::from_shape({3, 17});
+        const float* buffer = out.data();
+        f.call_into(out, x);
+        CHECK(out.data() == buffer); // the right shape: written in place
+        CHECK(same(out, f(x)));
+    }
+}
+
+TEST_CASE("a warm call_into makes no heap allocation") {
+    auto fused = xtrace::function(gelu, quiet());
+    auto interpreted = xtrace::function(gelu, quiet({.static_fusion = false}));
+    auto reduced = xtrace::function(
+        [](auto x, auto y) { return xtrace::softmax(xtrace::matmul(x, y)) + xtrace::sum(x); },
+        quiet());
+    const xt::xarray<float> x = random_array<float>({1024});
+    const xt::xarray<float> a = random_array<float>({4, 3}), b = random_array<float>({3, 5});
+    xt::xarray<float> y = xt::xarray<float>::from_shape({1024});
+    xt::xarray<float> z = xt::xarray<float>::from_shape({4, 5});
+    for (int warm = 0; warm < 2; ++warm) {
+        fused.call_into(y, x);
+        interpreted.call_into(y, x);
+        reduced.call_into(z, a, b);
+    }
+    CHECK(allocations_of([&] { fused.call_into(y, x); }) == 0);
+    CHECK(allocations_of([&] { interpreted.call_into(y, x); }) == 0);
+    CHECK(allocations_of([&] { reduced.call_into(z, a, b); }) == 0);
+    CHECK(allocations_of([&] { auto r = fused(x); }) == 1); // the result's buffer
+    CHECK(same(z, reduced(a, b)));
+}
+
+TEST_CASE("call_into resizes an output of another shape, and handles outputs that are arguments") {
+    auto f = xtrace::function([](auto x) { return xtrace::transpose(x) * 2.f; }, quiet());
+    const xt::xarray<float> x = random_array<float>({2, 3});
+    xt::xarray<float> out = xt::xarray<float>::from_shape({5});
+    f.call_into(out, x);
+    CHECK(same(out, xt::xarray<float>(xt::transpose(x) * 2.f)));
+    // x = f(x): the transpose reads elements the result would overwrite.
+    xt::xarray<float> y = random_array<float>({3, 3});
+    const xt::xarray<float> expected = xt::transpose(y) * 2.f;
+    f.call_into(y, y);
+    CHECK(same(y, expected));
+}
+
+TEST_CASE("several results, through std::tie; and eager mode") {
+    auto f =
+        xtrace::function([](auto x) { return std::make_tuple(x + 1.0, xtrace::sum(x)); }, quiet());
+    const xt::xarray<double> x = random_array<double>({4});
+    xt::xarray<double> a, s;
+    f.call_into(std::tie(a, s), x);
+    const auto [ea, es] = f(x);
+    CHECK(same(a, ea));
+    CHECK(same(s, es));
+    eager_scope eager;
+    xt::xarray<double> b, t;
+    f.call_into(std::tie(b, t), x);
+    CHECK(same(b, ea));
+    CHECK(same(t, es));
+}
