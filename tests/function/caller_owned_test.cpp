@@ -21,17 +21,46 @@ thread_local bool counting = false;
 thread_local long allocations = 0;
 } // namespace
 
-void* operator new(std::size_t n) {
+// Every form of operator new and delete is replaced, so that all of them pair malloc with free
+// (Catch allocates with the nothrow form; a sanitizer's own forms would not match ours).
+namespace {
+void* counted_malloc(std::size_t n) noexcept {
     if (counting)
         ++allocations;
-    if (void* p = std::malloc(n ? n : 1))
+    return std::malloc(n ? n : 1);
+}
+} // namespace
+
+void* operator new(std::size_t n) {
+    if (void* p = counted_malloc(n))
         return p;
     throw std::bad_alloc();
+}
+void* operator new[](std::size_t n) {
+    return ::operator new(n);
+}
+void* operator new(std::size_t n, const std::nothrow_t&) noexcept {
+    return counted_malloc(n);
+}
+void* operator new[](std::size_t n, const std::nothrow_t&) noexcept {
+    return counted_malloc(n);
 }
 void operator delete(void* p) noexcept {
     std::free(p);
 }
+void operator delete[](void* p) noexcept {
+    std::free(p);
+}
 void operator delete(void* p, std::size_t) noexcept {
+    std::free(p);
+}
+void operator delete[](void* p, std::size_t) noexcept {
+    std::free(p);
+}
+void operator delete(void* p, const std::nothrow_t&) noexcept {
+    std::free(p);
+}
+void operator delete[](void* p, const std::nothrow_t&) noexcept {
     std::free(p);
 }
 
