@@ -43,8 +43,15 @@ void all_float_unary() {
              10, 4, 4 * eps);
     check<T>([](auto x) { return xtrace::tanh(x); }, [](const auto& a) { return xt::tanh(a); }, -10,
              10, 4, 4 * eps);
-    check<T>([](auto x) { return xtrace::erf(x); }, [](const auto& a) { return xt::erf(a); }, -6, 6,
-             4, 4 * eps);
+    // <cmath>'s erf: xt::erf goes through xsimd's under XTENSOR_USE_XSIMD, 34 ulps off in double.
+    check<T>([](auto x) { return xtrace::erf(x); },
+             [](const auto& a) {
+                 xt::xarray<T> e = a;
+                 for (auto& v : e)
+                     v = std::erf(v);
+                 return e;
+             },
+             -6, 6, 4, 4 * eps);
     check<T>([](auto x) { return xtrace::sigmoid(x); },
              [](const auto& a) { return 1 / (1 + xt::exp(-a)); }, -30, 30);
     check<T>([](auto x) { return xtrace::abs(x); }, [](const auto& a) { return xt::abs(a); }, -5, 5,
