@@ -4,11 +4,8 @@
 // through xsimd's aligned allocator, as vcpkg's xtensor[xsimd] does). Each variant reports the
 // minor page faults per call (getrusage) beside its time.
 
+#include "gelu_reference.hpp"
 #include "ratio_reporter.hpp"
-
-#include <xtrace/xtrace.hpp>
-
-#include <xtrace/ext/xsimd.hpp>
 
 #include <sys/resource.h>
 
@@ -16,16 +13,8 @@ namespace {
 
 const std::vector<std::size_t> sizes{std::size_t(1) << 20, std::size_t(1) << 24};
 
-xt::xarray<float> input(std::size_t n) {
-    xt::xarray<float> x = xt::xarray<float>::from_shape({n});
-    for (std::size_t i = 0; i < n; ++i)
-        x(i) = static_cast<float>(i % 1000) * 0.006f - 3.f;
-    return x;
-}
-
-auto gelu = [](auto x) {
-    return 0.5f * x * (1.f + xtrace::tanh(0.7978845608f * (x + 0.044715f * x * x * x)));
-};
+using xtrace::bench::gelu;
+using xtrace::bench::gelu_input;
 
 long minor_faults() {
     rusage u{};
@@ -45,30 +34,18 @@ void measured(benchmark::State& state, Body&& body) {
 
 void hand_xsimd(benchmark::State& state) {
     const std::size_t n = static_cast<std::size_t>(state.range(0));
-    const xt::xarray<float> x = input(n);
+    const xt::xarray<float> x = gelu_input(n);
     xt::xarray<float> y = xt::xarray<float>::from_shape({n});
-    using B = xsimd::batch<float>;
     measured(state, [&] {
-        const float* in = x.data();
-        float* out = y.data();
-        std::size_t i = 0;
-        for (; i + B::size <= n; i += B::size) {
-            const B v = B::load_unaligned(in + i);
-            const B r = 0.5f * v * (1.f + xsimd::tanh(0.7978845608f * (v + 0.044715f * v * v * v)));
-            r.store_unaligned(out + i);
-        }
-        for (; i < n; ++i) {
-            const float v = in[i];
-            out[i] = 0.5f * v * (1.f + std::tanh(0.7978845608f * (v + 0.044715f * v * v * v)));
-        }
-        benchmark::DoNotOptimize(out);
+        xtrace::bench::hand_gelu(x.data(), y.data(), n);
+        benchmark::DoNotOptimize(y.data());
         benchmark::ClobberMemory();
     });
 }
 
 void fresh_result(benchmark::State& state) {
     const std::size_t n = static_cast<std::size_t>(state.range(0));
-    const xt::xarray<float> x = input(n);
+    const xt::xarray<float> x = gelu_input(n);
     auto f = xtrace::function(gelu);
     xt::xarray<float> r = f(x);
     measured(state, [&] {
@@ -79,7 +56,7 @@ void fresh_result(benchmark::State& state) {
 
 void call_into(benchmark::State& state) {
     const std::size_t n = static_cast<std::size_t>(state.range(0));
-    const xt::xarray<float> x = input(n);
+    const xt::xarray<float> x = gelu_input(n);
     auto f = xtrace::function(gelu);
     xt::xarray<float> r;
     f.call_into(r, x);

@@ -3,6 +3,7 @@
 // temporaries, and xtrace's traced call (a cache hit, output allocation included), both with the
 // statically fused kernel (the default) and through the block interpreter.
 
+#include "gelu_reference.hpp"
 #include "ratio_reporter.hpp"
 
 #include <xtrace/xtrace.hpp>
@@ -14,39 +15,22 @@ namespace {
 
 const std::vector<std::size_t> sizes{16, std::size_t(1) << 20, std::size_t(1) << 24};
 
-xt::xarray<float> input(std::size_t n) {
-    xt::xarray<float> x = xt::xarray<float>::from_shape({n});
-    for (std::size_t i = 0; i < n; ++i)
-        x(i) = static_cast<float>(i % 1000) * 0.006f - 3.f;
-    return x;
-}
+using xtrace::bench::gelu_input;
 
 void hand_xsimd(benchmark::State& state) {
     const std::size_t n = static_cast<std::size_t>(state.range(0));
-    const xt::xarray<float> x = input(n);
+    const xt::xarray<float> x = gelu_input(n);
     xt::xarray<float> y = xt::xarray<float>::from_shape({n});
-    using B = xsimd::batch<float>;
     for (auto _ : state) {
-        const float* in = x.data();
-        float* out = y.data();
-        std::size_t i = 0;
-        for (; i + B::size <= n; i += B::size) {
-            const B v = B::load_unaligned(in + i);
-            const B r = 0.5f * v * (1.f + xsimd::tanh(0.7978845608f * (v + 0.044715f * v * v * v)));
-            r.store_unaligned(out + i);
-        }
-        for (; i < n; ++i) {
-            const float v = in[i];
-            out[i] = 0.5f * v * (1.f + std::tanh(0.7978845608f * (v + 0.044715f * v * v * v)));
-        }
-        benchmark::DoNotOptimize(out);
+        xtrace::bench::hand_gelu(x.data(), y.data(), n);
+        benchmark::DoNotOptimize(y.data());
         benchmark::ClobberMemory();
     }
 }
 
 void xtensor_lazy(benchmark::State& state) {
     const std::size_t n = static_cast<std::size_t>(state.range(0));
-    const xt::xarray<float> x = input(n);
+    const xt::xarray<float> x = gelu_input(n);
     xt::xarray<float> y = xt::xarray<float>::from_shape({n});
     for (auto _ : state) {
         xt::noalias(y) = 0.5f * x * (1.f + xt::tanh(0.7978845608f * (x + 0.044715f * x * x * x)));
@@ -57,7 +41,7 @@ void xtensor_lazy(benchmark::State& state) {
 
 void op_by_op(benchmark::State& state) {
     const std::size_t n = static_cast<std::size_t>(state.range(0));
-    const xt::xarray<float> x = input(n);
+    const xt::xarray<float> x = gelu_input(n);
     for (auto _ : state) {
         xt::xarray<float> x2 = x * x;
         xt::xarray<float> x3 = x2 * x;
@@ -72,16 +56,14 @@ void op_by_op(benchmark::State& state) {
     }
 }
 
-auto gelu_lambda = [](auto x) {
-    return 0.5f * x * (1.f + xtrace::tanh(0.7978845608f * (x + 0.044715f * x * x * x)));
-};
-auto gelu = xtrace::function(gelu_lambda);
-auto gelu_interpreted = xtrace::function(gelu_lambda, xtrace::options{.static_fusion = false});
+auto gelu = xtrace::function(xtrace::bench::gelu);
+auto gelu_interpreted =
+    xtrace::function(xtrace::bench::gelu, xtrace::options{.static_fusion = false});
 
 template <auto& F>
 void traced(benchmark::State& state) {
     const std::size_t n = static_cast<std::size_t>(state.range(0));
-    const xt::xarray<float> x = input(n);
+    const xt::xarray<float> x = gelu_input(n);
     F(x); // trace outside the timed loop: this measures cache hits
     for (auto _ : state) {
         xt::xarray<float> y = F(x);

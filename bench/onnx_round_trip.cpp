@@ -7,6 +7,7 @@
 // The loaded model's library is compiled here with the benchmark's own flags (bench/CMakeLists),
 // so both sides run the same kernels.
 
+#include "gelu_reference.hpp"
 #include "ratio_reporter.hpp"
 
 #include <xtrace/onnx.hpp>
@@ -14,16 +15,8 @@
 
 namespace {
 
-xt::xarray<float> input(std::size_t n) {
-    xt::xarray<float> x = xt::xarray<float>::from_shape({n});
-    for (std::size_t i = 0; i < n; ++i)
-        x(i) = static_cast<float>(i % 1000) * 0.006f - 3.f;
-    return x;
-}
-
-auto gelu = [](auto x) {
-    return 0.5f * x * (1.f + xtrace::tanh(0.7978845608f * (x + 0.044715f * x * x * x)));
-};
+using xtrace::bench::gelu;
+using xtrace::bench::gelu_input;
 
 template <class F, class... A>
 void run(benchmark::State& state, const F& f, const A&... args) {
@@ -34,7 +27,7 @@ void run(benchmark::State& state, const F& f, const A&... args) {
 }
 
 void register_gelu(std::size_t n, const std::string& size) {
-    const auto x = std::make_shared<xt::xarray<float>>(input(n));
+    const auto x = std::make_shared<xt::xarray<float>>(gelu_input(n));
     auto fused = xtrace::function(gelu);
     auto interpreted = xtrace::function(gelu, {.static_fusion = false});
     const auto model = xtrace::onnx::load_bytes(xtrace::onnx::export_model(fused, *x));
