@@ -1,10 +1,10 @@
 // The random-program differential tester. Each program runs as a traced function (with and
-// without static fusion, on contiguous arguments and again, from the cache, on strided and
-// transposed ones) and eagerly on xtensor; the results must agree: bit for bit where every
-// path computes exactly (integers, bools, comparisons, IEEE-exact float ops), within a loose
-// tolerance where the paths may round differently (transcendentals, float sums), and with the
-// same exception where one throws. A mismatch prints the seed and the program, minimised, as
-// C++ ready to paste into a regression test.
+// without static fusion, into fresh results and into the caller's arrays, on contiguous
+// arguments and again, from the cache, on strided and transposed ones) and eagerly on xtensor; the
+// results must agree: bit for bit where every path computes exactly (integers, bools, comparisons,
+// IEEE-exact float ops), within a loose tolerance where the paths may round differently
+// (transcendentals, float sums), and with the same exception where one throws. A mismatch prints
+// the seed and the program, minimised, as C++ ready to paste into a regression test.
 //
 // XTRACE_FUZZ_SECONDS (default 30) bounds the run, XTRACE_FUZZ_PROGRAMS the count, and
 // XTRACE_FUZZ_SEED (default 1) picks the programs. Built with XTRACE_FUZZ_ONNX (the target
@@ -355,6 +355,12 @@ std::string check(const program& p, std::uint64_t seed) {
     run_functions_eagerly(false);
     const outcome traced = attempt([&] { return call(fused); });
     const outcome plain_run = attempt([&] { return call(interpreted); });
+    const outcome into = attempt([&] { // into the caller's arrays, from the cache
+        result r;
+        fused.call_into(r, in.x0.view(), in.x1.view(), in.x2.view(), in.x3.view(), in.x4.view(),
+                        in.x5.view());
+        return r;
+    });
 #ifdef XTRACE_FUZZ_ONNX
     const outcome onnx = through_onnx(fused, in, seed % 2 == 1);
 #endif
@@ -370,6 +376,7 @@ std::string check(const program& p, std::uint64_t seed) {
     for (auto [name, o] : {
              std::pair{"traced", &traced},
              std::pair{"interpreted", &plain_run},
+             std::pair{"call_into", &into},
              std::pair{"traced on strided arguments", &strided},
 #ifdef XTRACE_FUZZ_ONNX
              std::pair{"exported to ONNX and loaded", &onnx},
