@@ -685,11 +685,13 @@ private:
         if (starts.size() != 1 || ends.size() != 1 || steps.size() != 1 || steps[0] == 0)
             throw model_error(c.who + ": Slice needs one start, end and non-zero step");
         const std::int64_t n = data.shape[0], step = steps[0];
+        // ONNX's clamping: [0, n] for a positive step; for a negative one the start to
+        // [0, n-1] and the end to [-1, n-1].
         auto fix = [&](std::int64_t v, bool is_end) {
             if (v < 0)
                 v += n;
             return step > 0 ? std::clamp<std::int64_t>(v, 0, n)
-                            : std::clamp<std::int64_t>(v, -1, n - 1) + (is_end ? 0 : 0);
+                            : std::clamp<std::int64_t>(v, is_end ? -1 : 0, n - 1);
         };
         const std::int64_t b = fix(starts[0], false), e = fix(ends[0], true);
         std::vector<std::size_t> picked;
