@@ -21,6 +21,7 @@
 #include "ops/matmul.hpp"
 #include "ops/print.hpp"
 #include "ops/reduce.hpp"
+#include "ops/scan.hpp"
 #include "ops/shape.hpp"
 #include "ops/switch_case.hpp"
 #include "ops/variable.hpp"

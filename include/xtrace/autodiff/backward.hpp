@@ -326,6 +326,8 @@ private:
             return differentiate_cond(id, n);
         if (n.op == op_kind::while_loop)
             return differentiate_loop(id, n);
+        if (n.op == op_kind::scan) // before the dtype test: the node's own dtype is a placeholder
+            no_rule(n);
         if (!differentiable(n.type))
             return; // comparisons, logic, integer values: no gradient (TensorFlow: None)
         const auto in = [&](std::size_t k) { return n.inputs[k]; };
@@ -483,6 +485,7 @@ private:
         case op_kind::result:
         case op_kind::cond:
         case op_kind::while_loop:
+        case op_kind::scan:
         case op_kind::print:
         case op_kind::host_function:
         case op_kind::assign_variable:

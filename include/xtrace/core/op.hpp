@@ -101,6 +101,8 @@ enum class op_kind : std::uint8_t {
     host_function,   ///< a C++ callback run on concrete values (a side effect, in program order)
     cond,            ///< runs one of two subgraphs, chosen by a 0-d bool tensor
     while_loop,      ///< runs a body subgraph while a condition subgraph gives true
+    scan,            ///< runs a body subgraph once per leading-dim slice of its scanned inputs,
+                     ///< carrying state and stacking per-step outputs (tf.scan, lax.scan)
     result,          ///< the index-th result of a cond or while_loop
     read_variable,   ///< the value of a variable when the step runs (in program order)
     assign_variable, ///< writes a variable (a side effect, in program order)
@@ -155,6 +157,8 @@ constexpr op_info info(op_kind k) noexcept {
         return {"cond", -1, op_domain::any, op_result::same, false, false};
     case op_kind::while_loop:
         return {"while_loop", -1, op_domain::any, op_result::same, false, false};
+    case op_kind::scan:
+        return {"scan", -1, op_domain::any, op_result::same, false, false};
     case op_kind::result:
         return {"result", 1, op_domain::any, op_result::same, false, false};
     case op_kind::read_variable:
@@ -207,6 +211,7 @@ XTRACE_TAG(matmul)
 XTRACE_TAG(host_function)
 XTRACE_TAG(cond)
 XTRACE_TAG(while_loop)
+XTRACE_TAG(scan)
 XTRACE_TAG(read_variable)
 
 /// Conversion to element type T; `op::cast<>` stands for every cast in inspection queries.

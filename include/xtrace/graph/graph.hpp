@@ -87,9 +87,13 @@ struct node {
     double fvalue = 0;                ///< constant of a floating dtype
     std::int64_t ivalue = 0;          ///< constant of an integer or bool dtype
     std::int64_t max_iterations = -1; ///< while_loop: the most iterations (-1: no bound)
-    bool initializer = false;         ///< assign_variable: runs until the variable is initialised
-    bool custom_gradient = false;     ///< stop_gradient made by xtrace::custom_gradient (its
-                                      ///< rule lives with the trace that recorded it)
+    std::int64_t carried = 0;     ///< scan: how many inputs (first) are carried state; the body's
+                                  ///< first `carried` outputs are the next state, the rest stacked
+    std::int64_t scanned = 0;     ///< scan: how many inputs (after the carried ones) are sliced
+                                  ///< along their leading dim, one slice per step
+    bool initializer = false;     ///< assign_variable: runs until the variable is initialised
+    bool custom_gradient = false; ///< stop_gradient made by xtrace::custom_gradient (its
+                                  ///< rule lives with the trace that recorded it)
     /// Elementwise ops: the kernels chosen from the expression type when traced, so that a
     /// program compiles only the kernels its graphs use. assign_variable: when set, the update
     /// (add or sub) applied to the variable and the value under the variable's lock.
@@ -112,7 +116,9 @@ struct node {
     std::shared_ptr<const host_call> host;  ///< host_function: the callback
     /// cond: the then and else graphs; while_loop: the condition and body graphs. An arg of
     /// theirs reads `inputs[arg_position]`; in a while_loop, the first `body.outputs.size()` inputs
-    /// are the loop variables' initial values, and those args read the current values.
+    /// are the loop variables' initial values, and those args read the current values. scan:
+    /// the body; its args below `carried` read the current state, the next `scanned` args the
+    /// current slices.
     std::vector<std::shared_ptr<const graph>> bodies;
     std::shared_ptr<variable_storage> var; ///< read_variable, assign_variable: the variable
 };

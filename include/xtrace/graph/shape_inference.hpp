@@ -71,6 +71,14 @@ XTRACE_DECL shape_t merge_branch_shapes(const shape_t& then_shape, const shape_t
 /// iteration as `before` the loop (an unknown dim matches any).
 XTRACE_DECL void check_loop_shape(const shape_t& before, const shape_t& after, std::size_t k);
 
+/// scan: the number of steps, the leading dim the scanned tensors of shapes `xs` share (-1 when
+/// unknown); throws shape_error for a 0-d one or leading dims that differ.
+XTRACE_DECL std::int64_t scan_length(std::span<const shape_t> xs);
+
+/// scan: throws shape_error unless carry k has the same shape `after` one step as `before` the
+/// first (an unknown dim matches any).
+XTRACE_DECL void check_carry_shape(const shape_t& before, const shape_t& after, std::size_t k);
+
 /// ensure_shape: throws signature_error, starting with `who`, unless `has` has `required`'s rank
 /// and its known dims where both are known.
 XTRACE_DECL void check_ensured_shape(const shape_t& has, const shape_t& required,
@@ -332,6 +340,38 @@ XTRACE_DECL void check_loop_shape(const shape_t& before, const shape_t& after, s
                           tuple_string(before) + " before the loop, but shape " +
                           tuple_string(after) +
                           " after one iteration; the body must keep each loop variable's shape");
+}
+
+XTRACE_DECL std::int64_t scan_length(std::span<const shape_t> xs) {
+    std::int64_t length = unknown_dim;
+    std::size_t known = 0;
+    for (std::size_t k = 0; k < xs.size(); ++k) {
+        if (xs[k].empty())
+            throw shape_error("xtrace::scan: scanned tensor " + std::to_string(k) +
+                              " is 0-d; each scanned tensor is sliced along its leading dim, so "
+                              "it needs rank >= 1");
+        if (xs[k][0] < 0)
+            continue;
+        if (length >= 0 && xs[k][0] != length)
+            throw shape_error("xtrace::scan: scanned tensor " + std::to_string(known) +
+                              " has shape " + shape_string(xs[known]) + " but scanned tensor " +
+                              std::to_string(k) + " has shape " + shape_string(xs[k]) +
+                              "; all scanned tensors must have the same leading dim (the number "
+                              "of steps)");
+        length = xs[k][0];
+        known = k;
+    }
+    return length;
+}
+
+XTRACE_DECL void check_carry_shape(const shape_t& before, const shape_t& after, std::size_t k) {
+    bool ok = before.size() == after.size();
+    for (std::size_t d = 0; ok && d < before.size(); ++d)
+        ok = before[d] < 0 || after[d] < 0 || before[d] == after[d];
+    if (!ok)
+        throw shape_error("xtrace::scan: carry " + std::to_string(k) + " has shape " +
+                          shape_string(before) + " initially, but shape " + shape_string(after) +
+                          " after one step; fn must keep each carry's shape");
 }
 
 XTRACE_DECL void check_assign_shape(const variable_storage& var, const shape_t& value) {

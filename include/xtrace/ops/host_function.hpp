@@ -7,6 +7,7 @@
 
 #include "../core/error.hpp"
 #include "../core/spec.hpp"
+#include "../eager/dry_run.hpp"
 #include "../interp/gather.hpp"
 #include "tensor_like.hpp"
 
@@ -62,6 +63,18 @@ struct host_call_impl final : graph::host_call {
     tensor_spec spec;
 };
 
+/// fn's result on the values of xs now, checked against `spec`; in a dry run, zeros of the
+/// spec's shape, without calling fn.
+template <class R, class F, class... Xs>
+xt::xarray<R> call_host_now(F& fn, const typed_spec<R>& spec, const Xs&... xs) {
+    if (dry_run())
+        return xt::xarray<R>::from_shape(
+            std::vector<std::size_t>(spec.dims.begin(), spec.dims.end()));
+    xt::xarray<R> r = fn(to_eager(xs).value()...);
+    check_host_result(r, spec);
+    return r;
+}
+
 } // namespace detail
 
 /// Runs `fn(const xt::xarray<T>&...)` on the concrete values of `xs` when the graph runs, and
@@ -86,13 +99,9 @@ auto host_function(F fn, const typed_spec<R>& spec, const Xs&... xs) {
             return erased<R>(b, id);
         }
         // Variable reads outside a trace: the callback runs now.
-        xt::xarray<R> r = fn(detail::to_eager(xs).value()...);
-        detail::check_host_result(r, spec);
-        return detail::snapshot<R>(r);
+        return detail::snapshot<R>(detail::call_host_now<R>(fn, spec, xs...));
     } else {
-        xt::xarray<R> r = fn(detail::to_eager(xs).value()...);
-        detail::check_host_result(r, spec);
-        return eager_tensor<R>(std::move(r));
+        return eager_tensor<R>(detail::call_host_now<R>(fn, spec, xs...));
     }
 }
 

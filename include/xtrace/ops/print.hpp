@@ -4,6 +4,7 @@
 // xtrace::print: tf.print for traced code. A std::cout in a traced lambda runs once, while
 // tracing; xtrace::print is recorded in the graph and writes on every call, in program order.
 
+#include "../eager/dry_run.hpp"
 #include "../interp/print.hpp"
 #include "tensor_like.hpp"
 
@@ -29,6 +30,8 @@ void print(std::string_view label, const Xs&... xs) {
             return;
         }
     }
+    if (detail::dry_run())
+        return;
     std::ostringstream line;
     line << label;
     ((line << ' ' << detail::to_eager(xs).value()), ...);

@@ -5,6 +5,7 @@
 // graph runs (read()) and updates it on every call, in program order (assign, assign_add,
 // assign_sub); plain code reads value() and assigns immediately.
 
+#include "../eager/dry_run.hpp"
 #include "../eager/evaluate.hpp"
 #include "elementwise.hpp"
 #include "shape.hpp"
@@ -175,6 +176,8 @@ private:
                 return;
             }
         }
+        if (detail::dry_run())
+            return;
         xt::xarray<T> delta;
         if constexpr (weak_scalar<X>)
             delta = xt::xarray<T>(detail::scalar_as<T>(x, "variable::assign_add"));
@@ -203,7 +206,8 @@ private:
     void assign_now(const xt::xarray<T>& v) {
         const shape_t got(v.shape().begin(), v.shape().end());
         graph::check_assign_shape(*s_, got);
-        store(v);
+        if (!detail::dry_run())
+            store(v);
     }
 
     void store(const xt::xarray<T>& v) { // xt::xarray is row-major: its bytes are the value

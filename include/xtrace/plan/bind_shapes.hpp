@@ -20,12 +20,17 @@ namespace xtrace::plan {
 std::vector<shape_t> bind_shapes(const graph::graph& g, std::span<const shape_t> arg_shapes);
 
 /// The concrete shapes of the args of `body`, a subgraph of node `n` whose inputs have `shapes`
-/// (a while_loop's loop variables keep their initial values' shapes).
+/// (a while_loop's loop variables keep their initial values' shapes; a scan's scanned inputs
+/// are seen one leading-dim slice at a time).
 inline std::vector<shape_t> body_arg_shapes(const graph::graph& body, const graph::node& n,
                                             const std::vector<shape_t>& shapes) {
     std::vector<shape_t> out;
-    for (graph::node_id a : body.args)
-        out.push_back(shapes[n.inputs[body[a].arg_position]]);
+    for (graph::node_id a : body.args) {
+        const std::int64_t k = body[a].arg_position;
+        out.push_back(shapes[n.inputs[static_cast<std::size_t>(k)]]);
+        if (n.op == op_kind::scan && k >= n.carried && k < n.carried + n.scanned)
+            out.back().erase(out.back().begin());
+    }
     return out;
 }
 
@@ -39,8 +44,9 @@ inline std::vector<shape_t> body_output_shapes(const graph::graph& body,
     return out;
 }
 
-/// The concrete shapes of the results of cond or while_loop node `n`; throws shape_error where
-/// the branches disagree or the body changes a loop variable's shape.
+/// The concrete shapes of the results of cond, while_loop or scan node `n`; throws shape_error
+/// where the branches disagree, the body changes a loop variable's shape, or scanned inputs
+/// differ in length.
 XTRACE_DECL std::vector<shape_t> control_result_shapes(const graph::node& n,
                                                        const std::vector<shape_t>& shapes);
 
@@ -56,6 +62,22 @@ namespace xtrace::plan {
 
 XTRACE_DECL std::vector<shape_t> control_result_shapes(const graph::node& n,
                                                        const std::vector<shape_t>& shapes) {
+    if (n.op == op_kind::scan) {
+        std::vector<shape_t> xs;
+        for (std::int64_t k = n.carried; k < n.carried + n.scanned; ++k)
+            xs.push_back(shapes[n.inputs[static_cast<std::size_t>(k)]]);
+        const std::int64_t length = graph::scan_length(xs);
+        auto out = body_output_shapes(*n.bodies[0], body_arg_shapes(*n.bodies[0], n, shapes));
+        for (std::size_t k = 0; k < out.size(); ++k) {
+            if (k < static_cast<std::size_t>(n.carried)) {
+                graph::check_carry_shape(shapes[n.inputs[k]], out[k], k);
+                out[k] = shapes[n.inputs[k]];
+            } else {
+                out[k].insert(out[k].begin(), length);
+            }
+        }
+        return out;
+    }
     const graph::graph& first = *n.bodies[0];
     const graph::graph& second = *n.bodies[1];
     auto a = body_output_shapes(first, body_arg_shapes(first, n, shapes));
@@ -88,6 +110,7 @@ XTRACE_DECL std::vector<shape_t> bind_shapes(const graph::graph& g,
             break; // args: bound above; constants: rank 0
         case op_kind::cond:
         case op_kind::while_loop:
+        case op_kind::scan:
             results.push_back(control_result_shapes(n, shapes));
             controls.push_back(id);
             break;

@@ -138,6 +138,15 @@ public:
                                             std::span<const graph::node> results,
                                             std::int64_t limit = -1);
 
+    /// A scan node over `inputs` (`carried` initial states, then `scanned` tensors sliced along
+    /// their leading dim, then captures) running `body`, with one result per body output:
+    /// the final states, then the stacked per-step outputs (types and trace-time shapes
+    /// `results`); returns the result nodes.
+    std::vector<graph::node_id> add_scan(std::vector<graph::node_id> inputs,
+                                         std::shared_ptr<const graph::graph> body,
+                                         std::span<const graph::node> results, std::int64_t carried,
+                                         std::int64_t scanned);
+
     /// The value of variable `var` when this point of the program runs.
     graph::node_id add_read_variable(std::shared_ptr<graph::variable_storage> var);
 
@@ -196,6 +205,9 @@ private:
 
     // Every add_* ends here: the node recorded as `how` says; returns its id.
     graph::node_id record(graph::node n, recording how);
+
+    // A control node (cond, while_loop, scan) and its result nodes.
+    std::vector<graph::node_id> record_control(graph::node n, std::span<const graph::node> results);
 
     graph::node_id push(graph::node n);
 

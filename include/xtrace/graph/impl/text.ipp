@@ -57,6 +57,11 @@ XTRACE_DECL std::string node_text(const node& n, std::span<const std::string> op
         list(true);
         os << ", axes=" << shape_string(n.axes) << (n.keep_dims ? ", keep_dims)" : ")");
         break;
+    case op_kind::scan:
+        os << name << '(';
+        list(true);
+        os << ", carried=" << n.carried << ", scanned=" << n.scanned << ')';
+        break;
     case op_kind::ensure_shape:
         os << name << '(';
         list(true);
@@ -94,10 +99,9 @@ XTRACE_DECL std::string to_text(const graph& g, const std::string& indent) {
             continue;
         }
         os << '\n';
-        const char* names[2] = {n.op == op_kind::cond ? "then" : "cond",
-                                n.op == op_kind::cond ? "else" : "body"};
         for (std::size_t b = 0; b < n.bodies.size() && b < 2; ++b)
-            os << indent << "  " << names[b] << ":\n" << to_text(*n.bodies[b], indent + "    ");
+            os << indent << "  " << body_name(n.op, b) << ":\n"
+               << to_text(*n.bodies[b], indent + "    ");
     }
     os << indent << "return";
     for (std::size_t i = 0; i < g.outputs.size(); ++i)

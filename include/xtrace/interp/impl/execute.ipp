@@ -85,6 +85,7 @@ private:
 #undef XTRACE_X
         case op_kind::cond:
         case op_kind::while_loop:
+        case op_kind::scan:
         case op_kind::result:
             break; // never a node step: the planner puts these in regions or control steps
         }
@@ -95,6 +96,8 @@ private:
     void run_control(const plan::control_step& c) {
         if (g_[c.node].op == op_kind::cond)
             run_cond(c);
+        else if (g_[c.node].op == op_kind::scan)
+            run_scan(c);
         else
             run_while(c);
     }
@@ -374,15 +377,17 @@ private:
         n.host->run(data.data(), strides.data(), shapes.data(), p_.shapes[id], out);
     }
 
-    // A subgraph's arguments: node inputs read where they live, or (while_loop) the current
-    // loop variables, contiguous in `vars`.
+    // A subgraph's arguments: node inputs read where they live, or (while_loop, scan) the
+    // current loop variables, contiguous in `vars`.
     std::vector<strided_input> body_inputs(const graph::graph& body, const graph::node& n,
                                            const std::byte* const* vars = nullptr) const {
         std::vector<strided_input> in(body.args.size());
+        const std::size_t var_count = n.op == op_kind::scan ? static_cast<std::size_t>(n.carried)
+                                                            : n.bodies.back()->outputs.size();
         for (std::size_t i = 0; i < body.args.size(); ++i) {
             const auto k = static_cast<std::size_t>(body[body.args[i]].arg_position);
             const graph::node_id src = n.inputs[k];
-            if (vars && k < n.bodies.back()->outputs.size()) {
+            if (vars && k < var_count) {
                 in[i].data = vars[k];
                 contiguous_strides(p_.shapes[src].data(), p_.shapes[src].size(),
                                    in[i].strides.data());
@@ -428,19 +433,8 @@ private:
         const std::size_t vars = body.outputs.size();
         // Two contiguous buffers per loop variable: the current values and the next ones.
         plan::scratch_scope scratch;
-        std::vector<std::byte*> cur(vars), next(vars);
-        std::vector<std::size_t> bytes(vars);
-        for (std::size_t k = 0; k < vars; ++k) {
-            const graph::node_id init = n.inputs[k];
-            const shape_t& s = p_.shapes[init];
-            bytes[k] = static_cast<std::size_t>(num_elements(s)) * dtype_size(g_[init].type);
-            cur[k] = scratch.allocate(bytes[k] + 1);
-            next[k] = scratch.allocate(bytes[k] + 1);
-            std::array<std::int64_t, XTRACE_MAX_RANK> own{};
-            if (bytes[k] > 0)
-                gather(home_data(init), dtype_size(g_[init].type), home_strides(init, own.data()),
-                       s.data(), s.size(), 0, static_cast<std::size_t>(num_elements(s)), cur[k]);
-        }
+        std::vector<std::byte*> cur, next;
+        const auto bytes = loop_buffers(n, vars, scratch, cur, next);
         bool go = false;
         std::vector<void*> test_out{&go}, body_out(vars);
         const std::int64_t limit = n.max_iterations;
@@ -453,6 +447,84 @@ private:
             std::swap(cur, next);
         }
         for (std::size_t k = 0; k < vars; ++k)
+            if (c.results[k] != plan::no_node && bytes[k] > 0)
+                std::memcpy(home_data(c.results[k]), cur[k], bytes[k]);
+    }
+
+    // Two contiguous buffers per loop variable (current and next), the current ones holding the
+    // initial values `n.inputs[0..count)`; returns their sizes in bytes.
+    std::vector<std::size_t> loop_buffers(const graph::node& n, std::size_t count,
+                                          plan::scratch_scope& scratch,
+                                          std::vector<std::byte*>& cur,
+                                          std::vector<std::byte*>& next) const {
+        std::vector<std::size_t> bytes(count);
+        cur.resize(count);
+        next.resize(count);
+        for (std::size_t k = 0; k < count; ++k) {
+            const graph::node_id init = n.inputs[k];
+            const shape_t& s = p_.shapes[init];
+            bytes[k] = static_cast<std::size_t>(num_elements(s)) * dtype_size(g_[init].type);
+            cur[k] = scratch.allocate(bytes[k] + 1);
+            next[k] = scratch.allocate(bytes[k] + 1);
+            std::array<std::int64_t, XTRACE_MAX_RANK> own{};
+            if (bytes[k] > 0)
+                gather(home_data(init), dtype_size(g_[init].type), home_strides(init, own.data()),
+                       s.data(), s.size(), 0, static_cast<std::size_t>(num_elements(s)), cur[k]);
+        }
+        return bytes;
+    }
+
+    // scan: the body once per leading-dim slice of the scanned inputs, the carries in two
+    // buffers swapped per step, each per-step output written straight into row `step` of its
+    // stacked result.
+    void run_scan(const plan::control_step& c) {
+        const graph::node& n = g_[c.node];
+        const graph::graph& body = *n.bodies[0];
+        const plan::plan& bp = *c.bodies[0];
+        const auto carried = static_cast<std::size_t>(n.carried);
+        const std::size_t outputs = body.outputs.size();
+        plan::scratch_scope scratch;
+        std::vector<std::byte*> cur, next;
+        const auto bytes = loop_buffers(n, carried, scratch, cur, next);
+        const std::int64_t length = p_.shapes[n.inputs[carried]][0];
+        // Per-step output k: its row size, and where row 0 goes (a reused row when unread).
+        std::vector<std::size_t> row(outputs);
+        std::vector<std::byte*> stacked(outputs);
+        for (std::size_t k = carried; k < outputs; ++k) {
+            const graph::node_id o = body.outputs[k];
+            row[k] =
+                static_cast<std::size_t>(num_elements(bp.shapes[o])) * dtype_size(body[o].type);
+            stacked[k] = c.results[k] != plan::no_node ? home_data(c.results[k])
+                                                       : scratch.allocate(row[k] + 1);
+        }
+        std::vector<void*> out(outputs);
+        for (std::int64_t step = 0; step < length; ++step) {
+            auto in = body_inputs(body, n, cur.data());
+            for (std::size_t i = 0; i < body.args.size(); ++i) {
+                const std::int64_t k = body[body.args[i]].arg_position;
+                if (k < n.carried || k >= n.carried + n.scanned)
+                    continue;
+                // Slice `step` of a scanned input: its leading stride moves the data, and the
+                // rest are the slice's strides.
+                const graph::node_id src = n.inputs[static_cast<std::size_t>(k)];
+                const std::size_t rank = p_.shapes[src].size();
+                in[i].data =
+                    static_cast<const std::byte*>(in[i].data) +
+                    step * in[i].strides[0] * static_cast<std::int64_t>(dtype_size(g_[src].type));
+                std::copy(in[i].strides.begin() + 1, in[i].strides.begin() + rank,
+                          in[i].strides.begin());
+            }
+            for (std::size_t k = 0; k < outputs; ++k)
+                out[k] = k < carried
+                             ? static_cast<void*>(next[k])
+                             : static_cast<void*>(stacked[k] +
+                                                  (c.results[k] != plan::no_node
+                                                       ? static_cast<std::size_t>(step) * row[k]
+                                                       : 0));
+            executor(body, bp, in, out).run();
+            std::swap(cur, next);
+        }
+        for (std::size_t k = 0; k < carried; ++k)
             if (c.results[k] != plan::no_node && bytes[k] > 0)
                 std::memcpy(home_data(c.results[k]), cur[k], bytes[k]);
     }

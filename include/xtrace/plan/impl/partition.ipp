@@ -97,6 +97,7 @@ XTRACE_DECL node_class classify(op_kind k) noexcept {
     case op_kind::host_function:
     case op_kind::cond:
     case op_kind::while_loop:
+    case op_kind::scan:
     case op_kind::read_variable:
     case op_kind::assign_variable:
     case op_kind::sum_to:

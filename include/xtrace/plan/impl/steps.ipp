@@ -62,7 +62,7 @@ XTRACE_DECL step make_step(const graph::graph& g, std::span<const shape_t> shape
         return detail::make_region(g, shapes, parts, homes, r);
     const graph::node_id id = grp.nodes[0];
     const graph::node& n = g[id];
-    if (n.op != op_kind::cond && n.op != op_kind::while_loop)
+    if (n.op != op_kind::cond && n.op != op_kind::while_loop && n.op != op_kind::scan)
         return node_step{id};
     control_step c{id, {}, std::vector<graph::node_id>(n.bodies.back()->outputs.size(), no_node)};
     for (graph::node_id k = id + 1; k < g.nodes.size(); ++k)

@@ -103,10 +103,8 @@ XTRACE_DECL std::string to_text(const plan& p, const graph::graph& g, const std:
                                                              home_text(p, g, s.results[r]));
                     os << '\n';
                     const graph::node& n = g[s.node];
-                    const char* names[2] = {n.op == op_kind::cond ? "then" : "cond",
-                                            n.op == op_kind::cond ? "else" : "body"};
                     for (std::size_t b = 0; b < s.bodies.size() && b < 2; ++b)
-                        os << indent << "  " << names[b] << ":\n"
+                        os << indent << "  " << graph::body_name(n.op, b) << ":\n"
                            << to_text(*s.bodies[b], *n.bodies[b], indent + "    ");
                 }
             },

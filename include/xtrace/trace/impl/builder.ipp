@@ -194,9 +194,27 @@ builder::add_control(op_kind op, std::vector<graph::node_id> inputs,
     check_open(info(op).name);
     graph::node n = make(op, dtype::boolean, inputs);
     n.max_iterations = limit;
-    const bool effect = std::any_of(bodies.begin(), bodies.end(),
-                                    [](const auto& b) { return !b->effects.empty(); });
     n.bodies = std::move(bodies);
+    return record_control(std::move(n), results);
+}
+
+XTRACE_DECL std::vector<graph::node_id> builder::add_scan(std::vector<graph::node_id> inputs,
+                                                          std::shared_ptr<const graph::graph> body,
+                                                          std::span<const graph::node> results,
+                                                          std::int64_t carried,
+                                                          std::int64_t scanned) {
+    check_open("scan");
+    graph::node n = make(op_kind::scan, dtype::boolean, inputs);
+    n.carried = carried;
+    n.scanned = scanned;
+    n.bodies = {std::move(body)};
+    return record_control(std::move(n), results);
+}
+
+XTRACE_DECL std::vector<graph::node_id>
+builder::record_control(graph::node n, std::span<const graph::node> results) {
+    const bool effect = std::any_of(n.bodies.begin(), n.bodies.end(),
+                                    [](const auto& b) { return !b->effects.empty(); });
     const auto id = record(std::move(n), effect ? recording::effect : recording::kept);
     std::vector<graph::node_id> out;
     for (std::size_t k = 0; k < results.size(); ++k) {
@@ -314,6 +332,8 @@ XTRACE_DECL graph::node_id builder::intern(graph::node n) {
     put(n.fvalue);
     put(n.ivalue);
     put(n.max_iterations);
+    put(n.carried);
+    put(n.scanned);
     put(n.initializer);
     for (auto in : n.inputs)
         put(in);
