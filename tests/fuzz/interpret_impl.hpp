@@ -191,6 +191,16 @@ struct interpreter {
                     return wrap(xtrace::cond(pred, then_fn, else_fn));
                 }
                 if constexpr (is_num<T>) {
+                    if (s.kind == step_kind::scan) {
+                        const auto& start = as<std::int32_t>(v[static_cast<std::size_t>(s.in[0])]);
+                        auto fn = [&](const auto& carry, const auto& row) {
+                            return std::make_tuple(
+                                xtrace::erase(carry + T(1)),
+                                as<T>(binary<T>(s.op2, as<T>(unary(s.op, row)), V<T>(carry))));
+                        };
+                        auto r = xtrace::scan(fn, xtrace::erase(xtrace::cast<T>(start)), x);
+                        return s.attrs[0] == 1 ? wrap(std::get<0>(r)) : wrap(std::get<1>(r));
+                    }
                     const auto& counter = as<std::int32_t>(v[static_cast<std::size_t>(s.in[0])]);
                     const std::int32_t n = static_cast<std::int32_t>(s.attrs[0]);
                     auto test = [n](const auto& i, const auto&) { return i < n; };
@@ -284,6 +294,7 @@ struct interpreter {
         case step_kind::cond:
         case step_kind::loop:
         case step_kind::switch_case:
+        case step_kind::scan:
             return control(s, v);
         }
         invalid("step kind");

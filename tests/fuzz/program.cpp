@@ -285,6 +285,22 @@ std::optional<value_info> infer_step(const step& s, const std::vector<value_info
         return value_info{b->type, b->shape, first->exact && second->exact,
                           first->zero_sign && second->zero_sign};
     }
+    case step_kind::scan: {
+        if (a->type != dtype::int32 || !a->shape.empty() || !b || b->type == dtype::boolean ||
+            b->shape.empty() || s.attrs.size() != 1 || s.attrs[0] < 0 || s.attrs[0] > 1)
+            return std::nullopt;
+        value_info row = *b;
+        row.shape.erase(row.shape.begin());
+        auto body = unary(s.op, row);
+        if (!body)
+            return std::nullopt;
+        body = binary(s.op2, *body, value_info{b->type, {}, true, true});
+        if (!body || body->shape != row.shape || body->type != b->type)
+            return std::nullopt;
+        if (s.attrs[0] == 1) // the final carry: the counter, exact
+            return value_info{b->type, {}, true, true};
+        return value_info{b->type, b->shape, body->exact, body->zero_sign};
+    }
     case step_kind::loop: {
         if (a->type != dtype::int32 || !a->shape.empty() || !b || b->type == dtype::boolean ||
             s.attrs.empty() || s.attrs.size() > 2 || s.attrs[0] < 0 || s.attrs[0] > 4 ||
@@ -485,20 +501,23 @@ step random_step(std::mt19937_64& rng, const std::vector<value_info>& pool) {
         if (uniform(rng, 0, 1))
             s.in[2] = other(pool[static_cast<std::size_t>(s.in[1])]);
     } else {
-        s.kind = uniform(rng, 0, 1) ? step_kind::loop : step_kind::switch_case;
+        const int pick_kind = uniform(rng, 0, 2);
+        s.kind = pick_kind == 0   ? step_kind::loop
+                 : pick_kind == 1 ? step_kind::switch_case
+                                  : step_kind::scan;
         s.in[1] = s.in[0];
         s.in[0] = -1;
         for (int k = 0; k < static_cast<int>(n) && s.in[0] < 0; ++k)
             if (pool[static_cast<std::size_t>(k)].type == dtype::int32 &&
                 pool[static_cast<std::size_t>(k)].shape.empty())
                 s.in[0] = k;
-        s.attrs = {uniform(rng, 0, 3)};
-        if (uniform(rng, 0, 2) == 0)
+        s.attrs = {uniform(rng, 0, s.kind == step_kind::scan ? 1 : 3)};
+        if (s.kind == step_kind::loop && uniform(rng, 0, 2) == 0)
             s.attrs.push_back(uniform(rng, 0, 3)); // maximum_iterations
         s.op = any_of(rng, unary_ops());
         s.op2 = pick(
             rng, {op_kind::add, op_kind::sub, op_kind::mul, op_kind::minimum, op_kind::maximum});
-        if (uniform(rng, 0, 1))
+        if (s.kind != step_kind::scan && uniform(rng, 0, 1))
             s.in[2] = other(pool[static_cast<std::size_t>(s.in[1])]);
     }
     return s;
@@ -622,6 +641,7 @@ bool cancels(const step& s, const std::vector<value_info>& v, bool inexact_opera
     case step_kind::cond:
     case step_kind::loop:
     case step_kind::switch_case:
+    case step_kind::scan:
         return inexact_operand;
     default:
         return false;
@@ -767,6 +787,14 @@ std::string to_cpp(const program& p, const std::vector<std::string>& inputs_text
             e = "xtrace::switch_case(" + in(0) + ", [&] { return " + call(s.op, {in(1)}) +
                 "; }, [&] { return " + call(s.op2, {in(1)}) + "; }, [&] { return " + in(1) + "; })";
             break;
+        case step_kind::scan: {
+            const std::string type = type_name(vals[static_cast<std::size_t>(s.in[1])].type);
+            e = std::string("std::get<") + (s.attrs[0] == 1 ? "0" : "1") +
+                ">(xtrace::scan([&](auto c, auto x) { return std::make_tuple(c + " + type +
+                "(1), " + call(s.op2, {call(s.op, {"x"}), "c"}) + "); }, xtrace::cast<" + type +
+                ">(" + in(0) + "), " + in(1) + "))";
+            break;
+        }
         case step_kind::loop: {
             std::string body = call(s.op, {"v"});
             if (s.in[2] >= 0)

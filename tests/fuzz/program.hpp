@@ -37,13 +37,16 @@ enum class step_kind : std::uint8_t {
     cond,         ///< cond(a (0-d bool), then: op(b [, c]), else: op2(b))
     loop,         ///< attrs[0] iterations of b = op(b) [op2 with c], counted by a 0-d int32
     switch_case,  ///< switch_case(a (0-d int32), op(b), op2(b), b)
+    scan,         ///< scan over b's rows from carry cast(a) (0-d int32): carry + 1, and the
+                  ///< stacked op2(op(row), carry); attrs[0] = 1 returns the final carry instead
 };
 
 /// One step; its result is value number (inputs + its index).
 struct step {
     step_kind kind = step_kind::unary;
-    op_kind op = op_kind::neg;  ///< the op (cond/loop: the then / body op)
-    op_kind op2 = op_kind::neg; ///< cond: the else op; loop: the op combining with c
+    op_kind op = op_kind::neg;  ///< the op (cond/loop/scan: the then / body op)
+    op_kind op2 = op_kind::neg; ///< cond: the else op; loop: the op combining with c; scan: with
+                                ///< the carry
     std::array<int, 3> in{-1, -1, -1};
     dtype to = dtype::float32; ///< cast target
     std::vector<std::int64_t> attrs;
