@@ -1,6 +1,7 @@
 // A traced graph as an ONNX model: one ONNX node (or a few) per graph node, in graph order;
 // cond becomes If, while_loop becomes Loop (its condition computed before the loop and again at
-// the end of each iteration), variable reads become initializers holding the current values.
+// the end of each iteration), scan becomes Scan, variable reads become initializers holding the
+// current values.
 
 #include "proto.hpp"
 
@@ -219,6 +220,9 @@ public:
                 break;
             case op_kind::while_loop:
                 control_outputs[id] = emit_loop(g, id, names, out, own);
+                break;
+            case op_kind::scan:
+                control_outputs[id] = emit_scan(g, id, names, out, own);
                 break;
             case op_kind::result:
                 names[id] =
@@ -498,6 +502,47 @@ private:
             output(sub, next[k], own + "_next" + std::to_string(k), init.type, init.shape);
         }
         graph_attribute(node(out, "Loop", inputs, results), "body", std::move(sub));
+        return results;
+    }
+
+    // Scan(carries..., xs...) with num_scan_inputs = xs, slicing and stacking along axis 0 (the
+    // defaults); the body's state and slice inputs are its first args.
+    std::vector<std::string> emit_scan(const graph::graph& g, graph::node_id id,
+                                       const std::vector<std::string>& names, pb::GraphProto& out,
+                                       const std::string& own) {
+        const graph::node& n = g[id];
+        const graph::graph& body = *n.bodies[0];
+        const auto ins = static_cast<std::size_t>(n.carried + n.scanned);
+        auto outer = [&](std::int64_t p) { return names[n.inputs[static_cast<std::size_t>(p)]]; };
+        std::vector<std::string> inputs, results, local;
+        for (std::size_t k = 0; k < ins; ++k)
+            inputs.push_back(outer(static_cast<std::int64_t>(k)));
+        for (std::size_t k = 0; k < body.outputs.size(); ++k)
+            results.push_back(own + "_r" + std::to_string(k));
+        pb::GraphProto sub;
+        sub.set_name(own + "_body");
+        for (std::size_t k = 0; k < ins; ++k) {
+            const graph::node& in = g[n.inputs[k]];
+            local.push_back(own + (k < static_cast<std::size_t>(n.carried) ? "_state" : "_slice") +
+                            std::to_string(k));
+            shape_t s = in.shape;
+            if (k >= static_cast<std::size_t>(n.carried))
+                s.erase(s.begin());
+            describe_value(*sub.add_input(), local.back(), in.type, s);
+        }
+        const auto stepped = emit(body, sub, [&](std::int64_t p) {
+            return p < static_cast<std::int64_t>(ins) ? local[static_cast<std::size_t>(p)]
+                                                      : outer(p);
+        });
+        for (std::size_t k = 0; k < body.outputs.size(); ++k) {
+            const graph::node& o = body[body.outputs[k]];
+            const shape_t s =
+                k < static_cast<std::size_t>(n.carried) ? g[n.inputs[k]].shape : o.shape;
+            output(sub, stepped[body.outputs[k]], own + "_out" + std::to_string(k), o.type, s);
+        }
+        auto* scan = node(out, "Scan", inputs, results);
+        int_attribute(scan, "num_scan_inputs", n.scanned);
+        graph_attribute(scan, "body", std::move(sub));
         return results;
     }
 

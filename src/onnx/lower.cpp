@@ -416,6 +416,8 @@ private:
             return if_node(c);
         if (op == "Loop")
             return loop(c);
+        if (op == "Scan")
+            return scan(c);
         throw model_error(who + ": xtrace has no lowering for op '" + op + "'");
     }
 
@@ -1099,6 +1101,86 @@ private:
         std::vector<tval> out;
         for (std::size_t k = 2; k < ids.size(); ++k)
             out.push_back(node(b, ids[k]));
+        return out;
+    }
+
+    // Scan(state..., xs...) (opset 9 on) as a scan node: slices and stacks along axis 0, forward;
+    // other axes and reversed directions are refused.
+    std::vector<tval> scan(const op_context& c) {
+        if (m_.opset < 9)
+            throw model_error(c.who + ": Scan before opset 9 (with sequence_lens) is not lowered");
+        const pb::GraphProto& body = c.attrs.get_graph("body");
+        const std::int64_t scanned = c.attrs.get_int("num_scan_inputs", -1);
+        if (scanned < 1 || scanned > static_cast<std::int64_t>(c.in.size()))
+            throw model_error(c.who + ": num_scan_inputs is " + std::to_string(scanned) + " for " +
+                              std::to_string(c.in.size()) + " inputs");
+        const auto carried = c.in.size() - static_cast<std::size_t>(scanned);
+        for (const char* a : {"scan_input_axes", "scan_input_directions", "scan_output_axes",
+                              "scan_output_directions"})
+            if (const auto v = c.attrs.get_ints(a))
+                for (std::int64_t x : *v)
+                    if (x != 0)
+                        throw model_error(c.who + ": " + a +
+                                          " other than 0 (axis 0, forward) is not lowered");
+        if (body.input_size() != static_cast<int>(c.in.size()))
+            throw model_error(c.who + ": the body takes " + std::to_string(body.input_size()) +
+                              " inputs for " + std::to_string(c.in.size()));
+        if (body.output_size() < static_cast<int>(carried))
+            throw model_error(c.who + ": the body returns " + std::to_string(body.output_size()) +
+                              " values for " + std::to_string(carried) + " states");
+        trace::builder& b = c.b();
+        std::vector<node_id> inputs;
+        std::vector<shape_t> xs;
+        for (std::size_t k = 0; k < c.in.size(); ++k) {
+            if (!c.has(k))
+                throw model_error(c.who + ": input " + std::to_string(k) + " is missing");
+            inputs.push_back(use(c.l, c.input(k)));
+            if (k >= carried)
+                xs.push_back(b.at(inputs.back()).shape);
+        }
+        const std::int64_t length = graph::scan_length(xs);
+        std::array<trace::subgraph, 1> bodies{
+            trace::trace_subgraph(b, [&](const std::shared_ptr<trace::builder>& child) {
+                std::vector<node_id> ids;
+                for (std::size_t k = 0; k < inputs.size(); ++k) {
+                    shape_t s = b.at(inputs[k]).shape;
+                    if (k >= carried)
+                        s.erase(s.begin());
+                    ids.push_back(
+                        child->add_arg(static_cast<std::int64_t>(k), b.at(inputs[k]).type, s));
+                }
+                level inner{*child, &c.l};
+                for (int k = 0; k < body.input_size(); ++k)
+                    if (!body.input(k).name().empty())
+                        inner.names[body.input(k).name()] =
+                            node(*child, ids[static_cast<std::size_t>(k)]);
+                return lower_body(body, inner);
+            })};
+        const graph::graph& stepped = *bodies[0].g;
+        std::vector<graph::node> results(stepped.outputs.size());
+        for (std::size_t k = 0; k < results.size(); ++k) {
+            const graph::node& after = stepped[stepped.outputs[k]];
+            results[k].type = after.type;
+            if (k < carried) {
+                if (after.type != b.at(inputs[k]).type)
+                    throw model_error(c.who + ": state " + std::to_string(k) + " is " +
+                                      std::string(dtype_name(b.at(inputs[k]).type)) +
+                                      " before a step and " + std::string(dtype_name(after.type)) +
+                                      " after");
+                graph::check_carry_shape(b.at(inputs[k]).shape, after.shape, k);
+                results[k].shape = b.at(inputs[k]).shape;
+            } else {
+                results[k].shape = after.shape;
+                results[k].shape.insert(results[k].shape.begin(), length);
+            }
+        }
+        const auto ins = inputs.size();
+        trace::bind_captures(inputs, ins, ins, bodies);
+        const auto ids = b.add_scan(std::move(inputs), bodies[0].g, results,
+                                    static_cast<std::int64_t>(carried), scanned);
+        std::vector<tval> out;
+        for (auto id : ids)
+            out.push_back(node(b, id));
         return out;
     }
 

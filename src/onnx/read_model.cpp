@@ -78,7 +78,8 @@ const std::unordered_set<std::string_view>& supported_ops() {
                                                           "LogSoftmax",
                                                           "LayerNormalization",
                                                           "If",
-                                                          "Loop"};
+                                                          "Loop",
+                                                          "Scan"};
     return ops;
 }
 

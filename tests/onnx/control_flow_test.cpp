@@ -1,4 +1,4 @@
-// cond as If, while_loop as Loop (trip counts known only at run time, maximum_iterations, zero
+// cond as If, while_loop as Loop, scan as Scan (trip counts known only at run time, maximum_iterations, zero
 // iterations, captures, nesting), gradient graphs, and the graphs ONNX cannot hold: each
 // refused with a model_error that names the node.
 
@@ -52,6 +52,25 @@ TEST_CASE("several loop variables, maximum_iterations and a cond in the body") {
     for (std::int32_t n : {0, 3, 20})
         round_trip(f, random_array<float>({4, 2}), xt::xarray<std::int32_t>(n),
                    xt::xarray<std::int32_t>(0));
+}
+
+TEST_CASE("scan becomes Scan: several carries and scanned tensors, a capture, zero steps") {
+    auto f = xtrace::function(
+        [](auto h0, auto xs, auto us, auto w) {
+            return xtrace::scan(
+                [&](auto h, auto count, auto x, auto u) {
+                    auto next = xtrace::tanh(h * w + x * u);
+                    return std::make_tuple(next, count + 1, next * 2.f, xtrace::sum(x) > 0.f);
+                },
+                std::make_tuple(h0, xtrace::cast<std::int64_t>(xtrace::sum(h0) * 0.f)),
+                std::make_tuple(xs, us));
+        },
+        quiet());
+    for (std::size_t steps : {0, 1, 5}) {
+        const std::size_t width = 1 + steps % 3;
+        round_trip(f, random_array<float>({width}), random_array<float>({steps, width}),
+                   random_array<float>({steps, 1}), random_array<float>({width}));
+    }
 }
 
 TEST_CASE("switch_case (a chain of conds) round-trips") {

@@ -1,6 +1,6 @@
 // ONNX ops that xtrace's export never writes but PyTorch models use, on hand-built models with
 // hand-computed results: Slice folding (a negative step included), Flatten, Gemm's transposes
-// and scales, LeakyRelu, Clip with bound inputs.
+// and scales, LeakyRelu, Clip with bound inputs, Scan.
 
 #include "onnx/support.hpp"
 
@@ -70,4 +70,54 @@ TEST_CASE("Flatten, Gemm with transposes and scales, LeakyRelu, Clip with bound 
     const auto out = m(a, bt);
     CHECK(identical(out[0].as<float>(), xt::xarray<float>{{13.f, 14.f}, {-0.75f, 6.f}}));
     CHECK(identical(out[1].as<float>(), xt::xarray<float>{{13.f, 14.f}, {-1.f, 6.f}}));
+}
+
+TEST_CASE("Scan from a hand-built model: a running sum; reversed directions are refused") {
+    // Scan(s0, xs) with body (s, x) -> (s + x, s + x): the final sum and every partial sum.
+    auto build = [](bool reversed) {
+        model_builder b;
+        b.input("s0", {2}).input("xs", {-1, 2}).output("last", {2}).output("sums", {-1, 2});
+        auto* scan = b.node("Scan", {"s0", "xs"}, {"last", "sums"});
+        model_builder::attribute(scan, "num_scan_inputs", 1);
+        if (reversed) {
+            auto* a = scan->add_attribute();
+            a->set_name("scan_input_directions");
+            a->set_type(::onnx::AttributeProto::INTS);
+            a->add_ints(1);
+        }
+        auto* body = scan->add_attribute();
+        body->set_name("body");
+        body->set_type(::onnx::AttributeProto::GRAPH);
+        auto* g = body->mutable_g();
+        g->set_name("step");
+        model_builder::describe(g->add_input(), "s", ::onnx::TensorProto::FLOAT, {2});
+        model_builder::describe(g->add_input(), "x", ::onnx::TensorProto::FLOAT, {2});
+        auto* add = g->add_node();
+        add->set_op_type("Add");
+        add->add_input("s");
+        add->add_input("x");
+        add->add_output("next");
+        auto* copy = g->add_node();
+        copy->set_op_type("Identity");
+        copy->add_input("next");
+        copy->add_output("out");
+        model_builder::describe(g->add_output(), "next", ::onnx::TensorProto::FLOAT, {2});
+        model_builder::describe(g->add_output(), "out", ::onnx::TensorProto::FLOAT, {2});
+        return b.bytes();
+    };
+    const auto m = xtrace::onnx::load_bytes(build(false));
+    const auto r = m(xt::xarray<float>{1.f, -1.f}, xt::xarray<float>{{1.f, 2.f}, {3.f, 4.f}});
+    CHECK(identical(r[0].as<float>(), xt::xarray<float>{5.f, 5.f}));
+    CHECK(identical(r[1].as<float>(), xt::xarray<float>{{2.f, 1.f}, {5.f, 5.f}}));
+    const auto none = m(xt::xarray<float>{1.f, -1.f}, xt::xarray<float>::from_shape({0, 2}));
+    CHECK(identical(none[0].as<float>(), xt::xarray<float>{1.f, -1.f}));
+    CHECK(none[1].shape() == xtrace::shape_t{0, 2});
+    try {
+        xtrace::onnx::load_bytes(build(true))(xt::xarray<float>{0.f, 0.f},
+                                              xt::xarray<float>{{1.f, 2.f}});
+        FAIL("no model_error");
+    } catch (const xtrace::model_error& e) {
+        CHECK(std::string(e.what()).find("scan_input_directions other than 0 (axis 0, forward) "
+                                         "is not lowered") != std::string::npos);
+    }
 }

@@ -171,6 +171,20 @@ int main(int argc, char** argv) {
         quiet());
     write(dir, "while_loop_bounded", bounded, false, random_array<float>({3}),
           xt::xarray<std::int32_t>(10), xt::xarray<std::int32_t>(0));
+    auto rnn = xtrace::function(
+        [](auto h0, auto xs, auto w) {
+            return xtrace::scan(
+                [&](auto h, auto x) {
+                    auto next = xtrace::tanh(h * w + x);
+                    return std::make_tuple(next, next * 2.f, xtrace::sum(x) > 0.f);
+                },
+                h0, xs);
+        },
+        quiet());
+    write(dir, "scan", rnn, true, random_array<float>({3}), random_array<float>({6, 3}),
+          random_array<float>({3}));
+    // Not a scan of zero steps: ONNX Runtime 1.20's Scan cannot slice an empty input
+    // ("Invalid dim0_offset of 0"); xtrace's own loader runs one (control_flow_test).
 
     xtrace::variable<float> w(random_array<float>({4, 2}), "w");
     auto layer = xtrace::function([&](auto x) { return xtrace::relu(xtrace::matmul(x, w.read())); },
