@@ -1,6 +1,6 @@
-// cond as If, while_loop as Loop, scan as Scan (trip counts known only at run time, maximum_iterations, zero
-// iterations, captures, nesting), gradient graphs, and the graphs ONNX cannot hold: each
-// refused with a model_error that names the node.
+// cond as If, while_loop as Loop, scan as Scan (trip counts known only at run time,
+// maximum_iterations, zero iterations, captures, nesting), gradient graphs, and the graphs ONNX
+// cannot hold: each refused with a model_error that names the node.
 
 #include "onnx/support.hpp"
 
