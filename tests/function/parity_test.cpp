@@ -109,3 +109,51 @@ TEST_CASE("testVariableInitializerNotConstant: a variable initialised from a tra
     xtrace::variable<float> e(xtrace::eager_tensor<float>(xt::xarray<float>{1.f, 2.f})); // eager
     CHECK((e.value() == xt::xarray<float>{1.f, 2.f}));
 }
+
+TEST_CASE("testNestedFunctionWithNoArguments: a no-argument function is inlined into its caller") {
+    xtrace::variable<float> v(xt::xarray<float>{1.f, 2.f}, "v");
+    int inner_traced = 0;
+    auto read_twice = xtrace::function([&] {
+        ++inner_traced;
+        return v.read() * 2.f;
+    });
+    auto outer = xtrace::function([&](auto x) { return x + read_twice(); });
+    const xt::xarray<float> x = {10.f, 20.f};
+    CHECK((outer(x) == xt::xarray<float>{12.f, 24.f}));
+    v.assign(xt::xarray<float>{5.f, 6.f});
+    CHECK((outer(x) == xt::xarray<float>{20.f, 32.f})); // the graph reads v, not a copy
+    CHECK(outer.tracing_count() == 1);
+    CHECK(read_twice.tracing_count() == 0); // inlined: it never traced on its own
+    CHECK(inner_traced == 1);
+    CHECK(outer.get_concrete_function(x).graph_text().find("read_variable") != std::string::npos);
+
+    // From plain code it runs its own graph, and its result is the value.
+    const xt::xarray<float> direct = read_twice();
+    CHECK((direct == xt::xarray<float>{10.f, 12.f}));
+    CHECK(read_twice()(1) == 12.f);
+    CHECK(read_twice.tracing_count() == 1);
+    v.assign(xt::xarray<float>{0.f, 1.f});
+    CHECK((xt::xarray<float>(read_twice()) == xt::xarray<float>{0.f, 2.f}));
+    CHECK(read_twice.tracing_count() == 1);
+
+    // Several results, and eagerly the same.
+    auto both = xtrace::function([&] { return std::make_tuple(v.read() + 1.f, v.read() > 0.f); });
+    auto use_both = xtrace::function([&](auto x) {
+        auto [a, positive] = both();
+        return xtrace::where(positive, x * a, x);
+    });
+    CHECK((use_both(x) == xt::xarray<float>{10.f, 40.f}));
+    {
+        struct eager {
+            eager() { xtrace::run_functions_eagerly(true); }
+            ~eager() { xtrace::run_functions_eagerly(false); }
+        } on;
+        v.assign(xt::xarray<float>{3.f, -1.f});
+        CHECK((use_both(x) == xt::xarray<float>{40.f, 20.f}));
+        const auto [a, positive] = both();
+        CHECK((a.value() == xt::xarray<float>{4.f, 0.f}));
+        CHECK(positive(0));
+    }
+    CHECK((use_both(x) == xt::xarray<float>{40.f, 20.f}));
+    CHECK(use_both.tracing_count() == 1);
+}

@@ -7,6 +7,7 @@
 
 #include "cache.hpp"
 #include "call_frame.hpp"
+#include "call_result.hpp"
 #include "concrete_function.hpp"
 #include "inline_call.hpp"
 #include "run_eagerly.hpp"
@@ -52,6 +53,8 @@ public:
             function_detail::report_untraceable<F, Args...>();
         } else if constexpr (!function_detail::outputs_of<graph_type<Args...>>::valid) {
             function_detail::check_result<graph_type<Args...>>();
+        } else if constexpr (sizeof...(Args) == 0) {
+            return call_without_arguments<graph_type<>>();
         } else {
             using traced = graph_type<Args...>;
             using result = typename function_detail::outputs_of<traced>::result;
@@ -121,6 +124,43 @@ public:
     const F& lambda() const noexcept { return *fn_; }
 
 private:
+    // A call without tensor arguments: inside another trace, the lambda inlined there (it may
+    // read variables, so the caller's graph must read them on every call); outside, the
+    // cached graph's results (eager: the lambda's). Either way call_results, one per output.
+    template <class Traced>
+    auto call_without_arguments() const {
+        using outputs = function_detail::outputs_of<Traced>;
+        auto wrap = [](const auto& r) {
+            return std::apply(
+                [](const auto&... xs) {
+                    return std::tuple(
+                        call_result<typename std::decay_t<decltype(xs)>::value_type>(xs)...);
+                },
+                r);
+        };
+        auto unwrap = [](auto t) {
+            if constexpr (outputs::single)
+                return std::get<0>(std::move(t));
+            else
+                return t;
+        };
+        if (trace::current()) {
+            const auto r = (*fn_)();
+            if constexpr (outputs::single)
+                return unwrap(wrap(std::tuple(erase(r))));
+            else
+                return unwrap(wrap(
+                    std::apply([](const auto&... xs) { return std::tuple(erase(xs)...); }, r)));
+        }
+        using result = typename outputs::result;
+        result values = functions_run_eagerly() ? result(function_detail::eager_result((*fn_)()))
+                                                : call<Traced>();
+        if constexpr (outputs::single)
+            return unwrap(wrap(std::tuple(std::move(values))));
+        else
+            return unwrap(wrap(std::move(values)));
+    }
+
     // The traced path of a call: the cached trace for the arguments (tracing on a miss) run into
     // fresh results, or with `into` (a result type, or a tuple of references) into the caller's.
     template <class Traced, class... Args>
