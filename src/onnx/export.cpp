@@ -204,6 +204,11 @@ public:
                 break;
             }
             case op_kind::read_variable:
+                if (n.var->argument >= 0)
+                    refuse(id, n,
+                           "reads " + n.var->describe() +
+                               ", passed as an argument; a model cannot take a variable: export "
+                               "a function that takes its value as a tensor");
                 names[id] = initializer(*n.var);
                 break;
             case op_kind::print:

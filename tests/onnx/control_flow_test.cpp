@@ -95,7 +95,7 @@ TEST_CASE("a gradient graph round-trips, its sums back through broadcasting incl
     check_identical(expected, xtrace::onnx::load_bytes(bytes)(w, x));
 }
 
-TEST_CASE("print, host_function and variable assignments are refused, naming the node") {
+TEST_CASE("print, host_function, variable assignments and variable arguments are refused") {
     const xt::xarray<float> x = random_array<float>({3});
     auto printing = xtrace::function(
         [](auto v) {
@@ -125,6 +125,11 @@ TEST_CASE("print, host_function and variable assignments are refused, naming the
     CHECK_THROWS_WITH(xtrace::onnx::export_model(assigning, x),
                       Catch::Matchers::Contains("(assign_variable)") &&
                           Catch::Matchers::Contains("'counter'"));
+    auto reading = xtrace::function([](auto v, auto w) { return v * w.read(); }, quiet());
+    CHECK_THROWS_WITH(xtrace::onnx::export_model(reading, x, counter),
+                      Catch::Matchers::Contains("(read_variable)") &&
+                          Catch::Matchers::Contains("passed as an argument"));
     // The functions still work after the refusals.
     CHECK(identical(xt::xarray<float>(assigning(x)), xt::xarray<float>(x * 2.f)));
+    CHECK(identical(xt::xarray<float>(reading(x, counter)), xt::xarray<float>(x * x)));
 }

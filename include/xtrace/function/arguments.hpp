@@ -9,6 +9,7 @@
 #include "../eager/tensor.hpp"
 #include "../expr/node.hpp"
 #include "../interp/execute.hpp"
+#include "../ops/variable.hpp"
 
 #include <cstdint>
 #include <functional>
@@ -21,6 +22,17 @@ namespace xtrace::function_detail {
 /// An argument that is a tensor: any xtensor expression.
 template <class A>
 concept tensor_argument = xt::is_xexpression<std::remove_cvref_t<A>>::value;
+
+/// True for xtrace::variable<T>.
+template <class A>
+inline constexpr bool is_variable_v = false;
+template <class T>
+inline constexpr bool is_variable_v<variable<T>> = true;
+
+/// An argument that is a variable: traced as that variable (reads and assigns go to the call's
+/// variable), keyed on its dtype and shape, as TensorFlow's VariableSpec.
+template <class A>
+concept variable_argument = is_variable_v<std::remove_cvref_t<A>>;
 
 /// Element type of a tensor argument.
 template <class A>
@@ -105,6 +117,36 @@ template <std::size_t I, class A>
 struct params<I, A, true> {
     using symbolic = arg<I, tensor_element_t<A>>;
 };
+template <std::size_t I, class A>
+requires variable_argument<A>
+struct params<I, A, false> {
+    using symbolic = std::remove_cvref_t<A>; // a stand-in for the call's variable
+};
+
+/// Key entry that marks a variable argument (its dtype, rank and dims follow).
+inline constexpr std::int64_t variable_marker = -3;
+
+/// The position among the variable arguments of argument I.
+template <std::size_t I, class... Args>
+constexpr std::size_t variable_position() {
+    std::size_t v = 0, k = 0;
+    ((v += (k++ < I && variable_argument<Args>) ? 1 : 0), ...);
+    return v;
+}
+
+/// The stand-in a trace gives the lambda for variable argument number `position`, a variable
+/// like `like` (its name, dtype and shape): graphs read and assign each call's variable there.
+template <class T>
+variable<T> variable_stand_in(const variable<T>& like, std::size_t position) {
+    const graph::variable_storage& real = *like.storage();
+    auto s = std::make_shared<graph::variable_storage>();
+    s->name = real.name.empty() ? "arg variable " + std::to_string(position) : real.name;
+    s->type = real.type;
+    s->shape = real.shape;
+    s->bytes.assign(real.bytes.size(), std::byte{0});
+    s->argument = static_cast<std::int64_t>(position);
+    return variable<T>::bound_to(std::move(s));
+}
 
 /// The parameter the lambda sees for argument I of type A while tracing.
 template <std::size_t I, class A>

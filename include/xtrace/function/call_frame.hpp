@@ -19,12 +19,16 @@ namespace xtrace::function_detail {
 template <class... Args>
 inline constexpr std::size_t tensor_count_v = (std::size_t(0) + ... +
                                                (tensor_argument<Args> ? 1 : 0));
+template <class... Args>
+inline constexpr std::size_t variable_count_v = (std::size_t(0) + ... +
+                                                 (variable_argument<Args> ? 1 : 0));
 
 /// A call's arguments, described once.
 template <class... Args>
 class call_frame {
 public:
     static constexpr std::size_t tensors = tensor_count_v<Args...>;
+    static constexpr std::size_t variables = variable_count_v<Args...>;
 
     explicit call_frame(const Args&... args) : held_(hold(args)...) {
         thread_local std::vector<std::int64_t> spare; // a warm call allocates no key
@@ -48,6 +52,10 @@ public:
     std::span<const interp::strided_input> inputs() const noexcept {
         return {inputs_.data(), tensors};
     }
+    /// The storages of the variable arguments, in order.
+    std::span<graph::variable_storage* const> variable_storages() const noexcept {
+        return {variables_.data(), variables};
+    }
     /// The arguments as the lambda's callers passed them (tensors possibly evaluated).
     template <std::size_t I>
     const auto& arg() const noexcept {
@@ -70,6 +78,13 @@ private:
     void describe_one(const A& a, std::size_t position, std::size_t& t) {
         if constexpr (tensor_argument<A>) {
             describe(a, position, key_, inputs_[t++]);
+        } else if constexpr (variable_argument<A>) {
+            graph::variable_storage* s = a.storage().get();
+            key_.push_back(variable_marker);
+            key_.push_back(static_cast<std::int64_t>(s->type));
+            key_.push_back(static_cast<std::int64_t>(s->shape.size()));
+            key_.insert(key_.end(), s->shape.begin(), s->shape.end());
+            variables_[variables_count_++] = s;
         } else {
             key_.push_back(static_marker);
             using key = static_key<A>;
@@ -92,6 +107,10 @@ private:
                              key_.begin() + static_cast<std::ptrdiff_t>(at + 2 + rank));
             at += 2 + rank;
             sig.emplace_back(std::move(spec));
+        } else if constexpr (variable_argument<A>) {
+            const graph::variable_storage& s = *a.storage();
+            at += 3 + s.shape.size();
+            sig.emplace_back(variable_signature{tensor_spec{s.type, s.shape}});
         } else {
             ++at;
             values.push_back(make_static(a));
@@ -105,6 +124,8 @@ private:
     std::array<interp::strided_input, tensors + 1> inputs_;
     std::array<static_ref, sizeof...(Args) - tensors + 1> statics_;
     std::size_t statics_count_ = 0;
+    std::array<graph::variable_storage*, variables + 1> variables_{};
+    std::size_t variables_count_ = 0;
 };
 
 } // namespace xtrace::function_detail

@@ -41,7 +41,8 @@ public:
         (function_detail::check_argument<Args>(), ...);
         function_detail::call_frame<Args...> frame(args...);
         auto plan = state_->plan_for(frame);
-        return function_detail::run_graph<Traced>(*state_->trace, *plan, frame.inputs());
+        return function_detail::run_graph<Traced>(*state_->trace, *plan, frame.inputs(),
+                                                  frame.variable_storages());
     }
 
     /// "(x0: float32[?,3], x1: float32[3]) -> float32[?,3]".

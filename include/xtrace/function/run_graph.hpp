@@ -17,10 +17,12 @@
 
 namespace xtrace::function_detail {
 
-/// Runs a trace's graph bound by `plan` on `inputs`; returns the outputs as Traced's result type.
+/// Runs a trace's graph bound by `plan` on `inputs` (and the call's variable arguments
+/// `variables`); returns the outputs as Traced's result type.
 template <class Traced>
 auto run_graph(const trace_entry& trace, const plan::plan& p,
-               std::span<const interp::strided_input> inputs) {
+               std::span<const interp::strided_input> inputs,
+               std::span<graph::variable_storage* const> variables = {}) {
     using outs = outputs_of<Traced>;
     using result = typename outs::result;
     constexpr std::size_t n_out = std::tuple_size_v<typename outs::types>;
@@ -50,7 +52,7 @@ auto run_graph(const trace_entry& trace, const plan::plan& p,
             },
             out);
     if (!interp::execute_fused(trace.fused, g, p, inputs, ptrs[0]))
-        interp::execute(g, p, inputs, ptrs);
+        interp::execute(g, p, inputs, ptrs, variables);
     return out;
 }
 
@@ -86,7 +88,8 @@ inline bool overlaps_inputs(const trace_entry& trace, const plan::plan& p,
 /// that shares memory with an argument gets a fresh buffer, filled after the arguments are read.
 template <class Traced, class Out>
 void run_graph_into(const trace_entry& trace, const plan::plan& p,
-                    std::span<const interp::strided_input> inputs, Out& out) {
+                    std::span<const interp::strided_input> inputs, Out& out,
+                    std::span<graph::variable_storage* const> variables = {}) {
     using outs = outputs_of<Traced>;
     constexpr std::size_t n_out = std::tuple_size_v<typename outs::types>;
     const graph::graph& g = trace.g;
@@ -111,7 +114,7 @@ void run_graph_into(const trace_entry& trace, const plan::plan& p,
         }
     (std::make_index_sequence<n_out>{});
     if (aliased) { // x = f(x) and the like: compute aside, then hand the buffers over
-        auto fresh = run_graph<Traced>(trace, p, inputs);
+        auto fresh = run_graph<Traced>(trace, p, inputs, variables);
         if constexpr (outs::single)
             out = std::move(fresh);
         else
@@ -122,7 +125,7 @@ void run_graph_into(const trace_entry& trace, const plan::plan& p,
         return;
     }
     if (!interp::execute_fused(trace.fused, g, p, inputs, ptrs[0]))
-        interp::execute(g, p, inputs, ptrs);
+        interp::execute(g, p, inputs, ptrs, variables);
 }
 
 } // namespace xtrace::function_detail

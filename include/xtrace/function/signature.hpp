@@ -18,8 +18,18 @@
 
 namespace xtrace::function_detail {
 
-/// One argument of a signature: a tensor's spec, or a static argument's value.
-using arg_signature = std::variant<tensor_spec, static_value>;
+/// A variable argument's dtype and shape (TensorFlow's VariableSpec): the trace reads and
+/// assigns whichever variable of that dtype and shape a call passes.
+struct variable_signature {
+    tensor_spec spec; ///< its dtype and dims, all known
+    friend bool operator==(const variable_signature& a, const variable_signature& b) {
+        return a.spec == b.spec;
+    }
+};
+
+/// One argument of a signature: a tensor's spec, a static argument's value, or a variable's
+/// spec.
+using arg_signature = std::variant<tensor_spec, static_value, variable_signature>;
 
 /// A call's or a trace's signature.
 using signature = std::vector<arg_signature>;
@@ -32,17 +42,22 @@ inline const tensor_spec* tensor_of(const arg_signature& a) noexcept {
 inline tensor_spec* tensor_of(arg_signature& a) noexcept {
     return std::get_if<tensor_spec>(&a);
 }
-/// The value of a static argument, or nullptr for a tensor.
+/// The value of a static argument, or nullptr for another kind.
 inline const static_value* static_of(const arg_signature& a) noexcept {
     return std::get_if<static_value>(&a);
+}
+/// The spec of a variable argument, or nullptr for another kind.
+inline const tensor_spec* variable_of(const arg_signature& a) noexcept {
+    const auto* v = std::get_if<variable_signature>(&a);
+    return v ? &v->spec : nullptr;
 }
 
 /// One way a signature differs from another.
 struct mismatch {
     enum class kind : std::uint8_t {
         count, ///< different argument counts (the only mismatch then listed)
-        role,  ///< a tensor in one, a static value in the other
-        value, ///< different static values
+        role,  ///< different kinds of argument (tensor, static value, variable)
+        value, ///< different static values, or variables of different dtypes or shapes
         dtype, ///< different tensor dtypes
         rank,  ///< same dtype, different ranks
         dim    ///< same dtype and rank, a different dim (one mismatch per dim)
@@ -90,7 +105,8 @@ XTRACE_DECL std::pair<std::size_t, std::size_t> signature_distance(const signatu
 /// "(x0: float32[?,3], x1: float32[3], x2: 2)".
 XTRACE_DECL std::string signature_text(const signature& s);
 
-/// "float32[?,3]" for a tensor, the value for a static argument.
+/// "float32[?,3]" for a tensor, the value for a static argument, "variable float32[2]" for a
+/// variable.
 XTRACE_DECL std::string arg_text(const arg_signature& a);
 
 } // namespace xtrace::function_detail

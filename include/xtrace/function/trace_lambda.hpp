@@ -103,6 +103,8 @@ std::shared_ptr<trace_entry> trace_lambda(const F& fn, const signature& target, 
             const tensor_spec& spec = *tensor_of(target[i]);
             return symbolic_param_t<i, A>(
                 b, b->add_arg(static_cast<std::int64_t>(i), spec.type, spec.dims));
+        } else if constexpr (variable_argument<A>) {
+            return variable_stand_in(a, variable_position<i, Args...>());
         } else {
             return (a);
         }

@@ -187,11 +187,13 @@ private:
         }
         const auto start = std::chrono::steady_clock::now();
         if constexpr (std::is_same_v<std::remove_cvref_t<Into>, std::nullptr_t>) {
-            auto out = function_detail::run_graph<Traced>(*r.trace, *r.plan, frame.inputs());
+            auto out = function_detail::run_graph<Traced>(*r.trace, *r.plan, frame.inputs(),
+                                                          frame.variable_storages());
             cache_->add_running_time(std::chrono::steady_clock::now() - start);
             return out;
         } else {
-            function_detail::run_graph_into<Traced>(*r.trace, *r.plan, frame.inputs(), into);
+            function_detail::run_graph_into<Traced>(*r.trace, *r.plan, frame.inputs(), into,
+                                                    frame.variable_storages());
             cache_->add_running_time(std::chrono::steady_clock::now() - start);
         }
     }
@@ -200,6 +202,9 @@ private:
     static function_detail::arg_signature spec_signature(const S& s) {
         if constexpr (function_detail::spec_argument<S>)
             return static_cast<const tensor_spec&>(s);
+        else if constexpr (function_detail::variable_argument<S>)
+            return function_detail::variable_signature{
+                tensor_spec{s.storage()->type, s.storage()->shape}};
         else if constexpr (function_detail::tensor_argument<S>) // a tensor stands for its spec, as
                                                                 // in TF
             return tensor_spec{dtype_of_v<function_detail::tensor_element_t<S>>,

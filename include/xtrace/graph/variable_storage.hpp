@@ -25,6 +25,10 @@ struct variable_storage {
     /// its initializer (the bytes are zeros until then); guarded by `mutex`.
     bool initialized = true;
     mutable std::mutex mutex; ///< held while a step reads or writes `bytes`
+    /// -1 for a variable. A stand-in, while tracing, for the variable passed as variable
+    /// argument number `argument` of a traced call: graphs read and assign that call's variable
+    /// where they name this storage.
+    std::int64_t argument = -1;
 
     /// "variable 'w'" or "a variable", for messages.
     std::string describe() const { return name.empty() ? "a variable" : "variable '" + name + "'"; }

@@ -29,8 +29,10 @@ XTRACE_DECL bool execute_fused(static_fusion::kernel_fn kernel, const graph::gra
 
 /// Runs `p` (a binding of `g`) on `args` (in g.args order), writing `outputs` (in g.outputs
 /// order), each a contiguous row-major buffer of its output's dtype and concrete shape.
+/// `variables` are the call's variable arguments, which stand-in variables of `g` name.
 XTRACE_DECL void execute(const graph::graph& g, const plan::plan& p,
-                         std::span<const strided_input> args, std::span<void* const> outputs);
+                         std::span<const strided_input> args, std::span<void* const> outputs,
+                         std::span<graph::variable_storage* const> variables = {});
 
 } // namespace xtrace::interp
 

@@ -79,6 +79,11 @@ public:
         store(value);
     }
 
+    /// A handle to existing storage `s` (a traced function's stand-in for a variable argument).
+    static variable bound_to(std::shared_ptr<graph::variable_storage> s) {
+        return variable(std::move(s), bound{});
+    }
+
     /// Its storage, shared with the graphs that read or assign it.
     const std::shared_ptr<graph::variable_storage>& storage() const noexcept { return s_; }
 
@@ -158,6 +163,9 @@ public:
     const std::string& name() const noexcept { return s_->name; }
 
 private:
+    struct bound {};
+    variable(std::shared_ptr<graph::variable_storage> s, bound) : s_(std::move(s)) {}
+
     template <class Op, class X>
     void update(const X& x) {
         static_assert(!std::is_same_v<T, bool>,

@@ -12,8 +12,13 @@ XTRACE_DECL std::vector<mismatch> compare(const signature& from, const signature
     std::vector<mismatch> out;
     for (std::size_t i = 0; i < from.size(); ++i) {
         const tensor_spec *f = tensor_of(from[i]), *t = tensor_of(to[i]);
-        if (!f != !t) {
+        if (from[i].index() != to[i].index()) {
             out.push_back({kind::role, i});
+        } else if (const tensor_spec* v = variable_of(from[i])) {
+            // Variables fit by dtype and shape; no dim of theirs is ever relaxed.
+            const tensor_spec* w = variable_of(to[i]);
+            if (v->type != w->type || v->dims != w->dims)
+                out.push_back({kind::value, i});
         } else if (!f) {
             if (!(*static_of(from[i]) == *static_of(to[i])))
                 out.push_back({kind::value, i});
@@ -65,12 +70,13 @@ XTRACE_DECL void check_fits(const signature& expected, const signature& call,
     const std::string head = who + ": arg " + std::to_string(m.arg) + " ";
     const std::string want = arg_text(expected[m.arg]);
     const tensor_spec* got = tensor_of(call[m.arg]);
+    static constexpr const char* kinds[] = {"a tensor", "a static value", "a variable"};
     switch (m.what) {
     case mismatch::kind::count:
         break;
     case mismatch::kind::role:
-        throw signature_error(head + (got ? "is a tensor" : "is not a tensor") + ", " + source +
-                              " expects " + want);
+        throw signature_error(head + "is " + kinds[call[m.arg].index()] + ", " + source +
+                              " expects " + kinds[expected[m.arg].index()] + " (" + want + ")");
     case mismatch::kind::value:
         throw signature_error(head + "is " + arg_text(call[m.arg]) + ", " + source + " expects " +
                               want);
@@ -115,10 +121,12 @@ XTRACE_DECL std::vector<std::string> differences(const signature& from, const si
         switch (m.what) {
         case mismatch::kind::count:
             break;
-        case mismatch::kind::role:
-            out.push_back(arg +
-                          (t ? "static value became a tensor" : "tensor became a static value"));
+        case mismatch::kind::role: {
+            static constexpr const char* kinds[] = {"tensor", "static value", "variable"};
+            out.push_back(arg + kinds[from[m.arg].index()] + " became a " +
+                          kinds[to[m.arg].index()]);
             break;
+        }
         case mismatch::kind::value:
             out.push_back(arg + "value changed " + arg_text(from[m.arg]) + " -> " +
                           arg_text(to[m.arg]));
@@ -141,6 +149,8 @@ XTRACE_DECL std::vector<std::string> differences(const signature& from, const si
 }
 
 XTRACE_DECL std::string arg_text(const arg_signature& a) {
+    if (const tensor_spec* v = variable_of(a))
+        return "variable " + v->to_string();
     const tensor_spec* t = tensor_of(a);
     return t ? t->to_string() : static_of(a)->text();
 }

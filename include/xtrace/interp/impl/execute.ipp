@@ -30,8 +30,9 @@ inline bool is_row_major(const std::int64_t* strides, const shape_t& shape) {
 class executor {
 public:
     executor(const graph::graph& g, const plan::plan& p, std::span<const strided_input> args,
-             std::span<void* const> outputs)
-        : g_(g), p_(p), args_(args), outputs_(outputs) {}
+             std::span<void* const> outputs,
+             std::span<graph::variable_storage* const> variables = {})
+        : g_(g), p_(p), args_(args), outputs_(outputs), variables_(variables) {}
 
     void run() {
         plan::scratch_scope scratch;
@@ -423,7 +424,7 @@ private:
         std::vector<void*> out(body.outputs.size());
         for (std::size_t k = 0; k < out.size(); ++k)
             out[k] = result_home(c, k, bp, body, discard[k]);
-        executor(body, bp, in, out).run();
+        executor(body, bp, in, out, variables_).run();
     }
 
     void run_while(const plan::control_step& c) {
@@ -439,11 +440,13 @@ private:
         std::vector<void*> test_out{&go}, body_out(vars);
         const std::int64_t limit = n.max_iterations;
         for (std::int64_t iteration = 0; limit < 0 || iteration < limit; ++iteration) {
-            executor(test, *c.bodies[0], body_inputs(test, n, cur.data()), test_out).run();
+            executor(test, *c.bodies[0], body_inputs(test, n, cur.data()), test_out, variables_)
+                .run();
             if (!go)
                 break;
             std::copy(next.begin(), next.end(), body_out.begin());
-            executor(body, *c.bodies[1], body_inputs(body, n, cur.data()), body_out).run();
+            executor(body, *c.bodies[1], body_inputs(body, n, cur.data()), body_out, variables_)
+                .run();
             std::swap(cur, next);
         }
         for (std::size_t k = 0; k < vars; ++k)
@@ -521,7 +524,7 @@ private:
                                                   (c.results[k] != plan::no_node
                                                        ? static_cast<std::size_t>(step) * row[k]
                                                        : 0));
-            executor(body, bp, in, out).run();
+            executor(body, bp, in, out, variables_).run();
             std::swap(cur, next);
         }
         for (std::size_t k = 0; k < carried; ++k)
@@ -529,43 +532,56 @@ private:
                 std::memcpy(home_data(c.results[k]), cur[k], bytes[k]);
     }
 
+    // The variable node `n` reads or assigns: its own, or for a stand-in of a variable
+    // argument, the call's.
+    graph::variable_storage& variable_of(const graph::node& n) const {
+        if (n.var->argument < 0)
+            return *n.var;
+        const auto k = static_cast<std::size_t>(n.var->argument);
+        if (k >= variables_.size())
+            throw error("xtrace: the graph reads variable argument " + std::to_string(k) +
+                        ", and the call passed " + std::to_string(variables_.size()));
+        return *variables_[k];
+    }
+
     void run_read(graph::node_id id) {
-        const graph::node& n = g_[id];
+        graph::variable_storage& var = variable_of(g_[id]);
         std::byte* out = home_data(id);
         if (!out)
             return;
-        const std::lock_guard lock(n.var->mutex);
-        std::copy(n.var->bytes.begin(), n.var->bytes.end(), out);
+        const std::lock_guard lock(var.mutex);
+        std::copy(var.bytes.begin(), var.bytes.end(), out);
     }
 
     void run_assign(graph::node_id id) {
         const graph::node& n = g_[id];
+        graph::variable_storage& var = variable_of(n);
         const graph::node_id src = n.inputs[0];
         const shape_t& s = p_.shapes[src];
         const auto count = static_cast<std::size_t>(num_elements(s));
         std::array<std::int64_t, XTRACE_MAX_RANK> own{};
         const std::int64_t* st = home_strides(src, own.data());
         if (count == 0) {
-            const std::lock_guard lock(n.var->mutex);
-            n.var->initialized = true;
+            const std::lock_guard lock(var.mutex);
+            var.initialized = true;
             return;
         }
         if (!n.kernels) {
-            const std::lock_guard lock(n.var->mutex);
-            if (n.initializer && n.var->initialized)
+            const std::lock_guard lock(var.mutex);
+            if (n.initializer && var.initialized)
                 return; // an initializer runs once, on the first call
             gather(home_data(src), dtype_size(n.type), st, s.data(), s.size(), 0, count,
-                   n.var->bytes.data());
-            n.var->initialized = true;
+                   var.bytes.data());
+            var.initialized = true;
             return;
         }
         // assign_add / assign_sub: one read-modify-write under the lock, as tf's assign_add.
         plan::scratch_scope scratch;
         std::byte* value = scratch.allocate(count * dtype_size(n.type));
         gather(home_data(src), dtype_size(n.type), st, s.data(), s.size(), 0, count, value);
-        const std::lock_guard lock(n.var->mutex);
-        const void* in[3] = {n.var->bytes.data(), value, nullptr};
-        n.kernels->plain(in, n.var->bytes.data(), count);
+        const std::lock_guard lock(var.mutex);
+        const void* in[3] = {var.bytes.data(), value, nullptr};
+        n.kernels->plain(in, var.bytes.data(), count);
     }
 
     void run_reduction(graph::node_id id) {
@@ -612,6 +628,7 @@ private:
     const plan::plan& p_;
     std::span<const strided_input> args_;
     std::span<void* const> outputs_;
+    std::span<graph::variable_storage* const> variables_; // the call's variable arguments
     std::byte* temps_ = nullptr;
     plan::scratch_scope* scratch_ = nullptr;
     std::byte** aliases_ = nullptr; // per node: memory it reads in place of its temp, or null
@@ -643,8 +660,9 @@ XTRACE_DECL bool execute_fused(static_fusion::kernel_fn kernel, const graph::gra
 }
 
 XTRACE_DECL void execute(const graph::graph& g, const plan::plan& p,
-                         std::span<const strided_input> args, std::span<void* const> outputs) {
-    detail::executor(g, p, args, outputs).run();
+                         std::span<const strided_input> args, std::span<void* const> outputs,
+                         std::span<graph::variable_storage* const> variables) {
+    detail::executor(g, p, args, outputs, variables).run();
 }
 
 } // namespace xtrace::interp
