@@ -185,16 +185,25 @@ private:
             };
             r = cache_->miss(sig, frame.key(), frame.statics(), values, trace);
         }
-        const auto start = std::chrono::steady_clock::now();
+        // Running time is sampled (see function_stats::running_time).
+        thread_local std::uint32_t calls = 0;
+        const bool timed = calls++ % function_stats::timing_period == 0;
+        const auto start =
+            timed ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point{};
+        auto account = [&] {
+            if (timed)
+                cache_->add_running_time((std::chrono::steady_clock::now() - start) *
+                                         function_stats::timing_period);
+        };
         if constexpr (std::is_same_v<std::remove_cvref_t<Into>, std::nullptr_t>) {
             auto out = function_detail::run_graph<Traced>(*r.trace, *r.plan, frame.inputs(),
                                                           frame.variable_storages());
-            cache_->add_running_time(std::chrono::steady_clock::now() - start);
+            account();
             return out;
         } else {
             function_detail::run_graph_into<Traced>(*r.trace, *r.plan, frame.inputs(), into,
                                                     frame.variable_storages());
-            cache_->add_running_time(std::chrono::steady_clock::now() - start);
+            account();
         }
     }
 
