@@ -58,7 +58,8 @@ void check_cumsum() {
 
 } // namespace
 
-TEST_CASE("testScan_Simple (tf.scan): a running sum matches cumsum on every dtype, zero steps, 0-d slices") {
+TEST_CASE("testScan_Simple (tf.scan): a running sum matches cumsum on every dtype, zero steps, 0-d "
+          "slices") {
     check_cumsum<float>();
     check_cumsum<double>();
     check_cumsum<std::int32_t>();
@@ -310,4 +311,48 @@ TEST_CASE("scan in plain code, on variable reads, computes now") {
     rows.assign(ys);
     CHECK(close(acc.value(), xt::xarray<float>{4.f, 6.f}));
     CHECK(close(rows.value(), xt::xarray<float>{{2.f, 4.f}, {8.f, 12.f}}));
+}
+
+TEST_CASE("scan nests: in a cond branch, around a while_loop, around a scan; unused slices") {
+    auto f = xtrace::function(
+        [](auto xs, auto flag) {
+            return xtrace::cond(
+                flag,
+                [&] {
+                    // Each row: count up to 3 with a while_loop, then a row-wise running sum
+                    // by an inner scan over the row's elements.
+                    auto [c, rows] = xtrace::scan(
+                        [](auto total, auto row) {
+                            auto [k, doubled] = xtrace::while_loop(
+                                [](auto i, auto) { return i < 3; },
+                                [](auto i, auto v) { return std::make_tuple(i + 1, v * 2.f); },
+                                xtrace::cast<std::int32_t>(total * 0.f), row);
+                            auto [s, sums] = xtrace::scan(
+                                [](auto acc, auto e) { return std::make_tuple(acc + e, acc + e); },
+                                total, doubled);
+                            return std::make_tuple(s, sums);
+                        },
+                        xtrace::sum(xs) * 0.f, xs);
+                    return std::make_tuple(c, rows);
+                },
+                [&] { // a scan whose fn ignores its slices: only the count of rows matters
+                    auto [c, rows] = xtrace::scan(
+                        [](auto total, auto) { return std::make_tuple(total + 1.f, total); },
+                        xtrace::sum(xs) * 0.f, xs);
+                    return std::make_tuple(
+                        c, xtrace::broadcast_to(xtrace::expand_dims(rows, 1), {3, 2}) * 1.f);
+                });
+        },
+        quiet());
+    const xt::xarray<float> xs = {{1.f, 2.f}, {3.f, 4.f}, {0.5f, -1.f}};
+    auto [traced, eager] = both_paths(f, xs, xt::xarray<bool>(true));
+    // Rows doubled 3 times (x8): {8, 16}, {24, 32}, {4, -8}; sums continue across rows.
+    const xt::xarray<float> sums = {{8.f, 24.f}, {48.f, 80.f}, {84.f, 76.f}};
+    CHECK(close(std::get<1>(traced), sums));
+    CHECK(close(std::get<1>(eager), sums));
+    CHECK(std::get<0>(traced)() == 76.f);
+    auto [counted, counted_eagerly] = both_paths(f, xs, xt::xarray<bool>(false));
+    CHECK(std::get<0>(counted)() == 3.f);
+    CHECK(close(std::get<1>(counted), xt::xarray<float>{{0.f, 0.f}, {1.f, 1.f}, {2.f, 2.f}}));
+    CHECK(close(std::get<1>(counted_eagerly), std::get<1>(counted)));
 }
