@@ -67,6 +67,9 @@ XTRACE_DECL shape_t sum_to_shape(const shape_t& g, const shape_t& like);
 XTRACE_DECL shape_t merge_branch_shapes(const shape_t& then_shape, const shape_t& else_shape,
                                         std::size_t k);
 
+/// True when `a` and `b` have the same rank and equal dims wherever both are known.
+XTRACE_DECL bool same_known_dims(const shape_t& a, const shape_t& b);
+
 /// while_loop: throws shape_error unless loop variable k has the same shape `after` one
 /// iteration as `before` the loop (an unknown dim matches any).
 XTRACE_DECL void check_loop_shape(const shape_t& before, const shape_t& after, std::size_t k);
@@ -331,11 +334,15 @@ XTRACE_DECL shape_t merge_branch_shapes(const shape_t& then_shape, const shape_t
     return out;
 }
 
+XTRACE_DECL bool same_known_dims(const shape_t& a, const shape_t& b) {
+    bool ok = a.size() == b.size();
+    for (std::size_t d = 0; ok && d < a.size(); ++d)
+        ok = a[d] < 0 || b[d] < 0 || a[d] == b[d];
+    return ok;
+}
+
 XTRACE_DECL void check_loop_shape(const shape_t& before, const shape_t& after, std::size_t k) {
-    bool ok = before.size() == after.size();
-    for (std::size_t d = 0; ok && d < before.size(); ++d)
-        ok = before[d] < 0 || after[d] < 0 || before[d] == after[d];
-    if (!ok)
+    if (!same_known_dims(before, after))
         throw shape_error("xtrace::while_loop: loop variable " + std::to_string(k) + " has shape " +
                           tuple_string(before) + " before the loop, but shape " +
                           tuple_string(after) +
@@ -365,20 +372,14 @@ XTRACE_DECL std::int64_t scan_length(std::span<const shape_t> xs) {
 }
 
 XTRACE_DECL void check_carry_shape(const shape_t& before, const shape_t& after, std::size_t k) {
-    bool ok = before.size() == after.size();
-    for (std::size_t d = 0; ok && d < before.size(); ++d)
-        ok = before[d] < 0 || after[d] < 0 || before[d] == after[d];
-    if (!ok)
+    if (!same_known_dims(before, after))
         throw shape_error("xtrace::scan: carry " + std::to_string(k) + " has shape " +
                           shape_string(before) + " initially, but shape " + shape_string(after) +
                           " after one step; fn must keep each carry's shape");
 }
 
 XTRACE_DECL void check_assign_shape(const variable_storage& var, const shape_t& value) {
-    bool fits = value.size() == var.shape.size();
-    for (std::size_t d = 0; fits && d < value.size(); ++d)
-        fits = value[d] < 0 || value[d] == var.shape[d];
-    if (!fits)
+    if (!same_known_dims(value, var.shape)) // a variable's dims are all known
         throw shape_error("xtrace::variable::assign: " + var.describe() + " has shape " +
                           shape_string(var.shape) + ", the value assigned has shape " +
                           shape_string(value));
