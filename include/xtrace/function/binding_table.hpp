@@ -28,8 +28,9 @@ struct static_ref {
     bool (*equals)(const static_value&, const void*);
 };
 
-/// An exact call signature bound to a trace and its plan for those shapes.
-struct binding {
+/// An exact call signature bound to a trace and its plan for those shapes. A call holds its
+/// binding while it runs (one reference count, which keeps trace and plan alive).
+struct binding : std::enable_shared_from_this<binding> {
     std::vector<std::int64_t> key;     ///< dtype, rank and dims per tensor argument
     std::vector<static_value> statics; ///< static argument values, in order
     std::size_t hash = 0;

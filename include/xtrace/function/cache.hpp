@@ -33,8 +33,9 @@ namespace function_detail {
 
 /// What a call runs: a trace and its plan for the call's shapes.
 struct bound_trace {
-    std::shared_ptr<trace_entry> trace;
-    std::shared_ptr<const plan::plan> plan;
+    std::shared_ptr<const binding> keep; ///< keeps trace and plan alive while the call runs
+    const trace_entry* trace = nullptr;
+    const plan::plan* plan = nullptr;
 };
 
 /// Traces the lambda for a signature; supplied by the typed traced_function. A reference to a
@@ -150,7 +151,8 @@ private:
     std::size_t tracing_count_ = 0;
     bool first_trace_ = true;
     std::uint64_t evictions_ = 0;
-    std::atomic<std::uint64_t> calls_{0}, hits_{0};
+    // Hits are calls minus the calls that missed (counted on the slow path only).
+    std::atomic<std::uint64_t> calls_{0}, missed_{0};
     std::atomic<std::int64_t> tracing_ns_{0}, running_ns_{0};
     retrace_monitor monitor_;
 };

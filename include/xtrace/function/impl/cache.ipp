@@ -40,9 +40,9 @@ XTRACE_DECL bool trace_cache::find(std::span<const std::int64_t> key,
         return false;
     b->last_used.store(now, std::memory_order_relaxed);
     b->trace->last_used.store(now, std::memory_order_relaxed);
-    out.trace = b->trace;
-    out.plan = b->plan;
-    hits_.fetch_add(1, std::memory_order_relaxed);
+    out.keep = b->shared_from_this();
+    out.trace = b->trace.get();
+    out.plan = b->plan.get();
     return true;
 }
 
@@ -80,15 +80,14 @@ XTRACE_DECL bound_trace trace_cache::miss(const signature& call, std::span<const
     const serial_trace serial(*this);
     {
         std::shared_lock lock(mutex_);
-        if (binding* b = bindings_.lookup(key, statics)) {
-            hits_.fetch_add(1, std::memory_order_relaxed);
-            return {b->trace, b->plan};
-        }
+        if (binding* b = bindings_.lookup(key, statics)) // bound meanwhile by another call
+            return {b->shared_from_this(), b->trace.get(), b->plan.get()};
     }
+    missed_.fetch_add(1, std::memory_order_relaxed); // undone below if a cached trace fits
     const auto start = std::chrono::steady_clock::now();
     const traced t = trace_for(call, tracing_mode::call, trace);
     if (!t.new_trace)
-        hits_.fetch_add(1, std::memory_order_relaxed);
+        missed_.fetch_sub(1, std::memory_order_relaxed);
     auto plan = plan::make_plan(t.entry->g, tensor_shapes(call));
     auto b = std::make_shared<binding>();
     b->key.assign(key.begin(), key.end());
@@ -99,6 +98,7 @@ XTRACE_DECL bound_trace trace_cache::miss(const signature& call, std::span<const
     const std::uint64_t now = calls_.load(std::memory_order_relaxed);
     b->last_used = now;
     t.entry->last_used = now;
+    bound_trace out{b, t.entry.get(), plan.get()};
     {
         std::unique_lock lock(mutex_);
         if (t.new_trace)
@@ -109,7 +109,7 @@ XTRACE_DECL bound_trace trace_cache::miss(const signature& call, std::span<const
     add_tracing_time(start);
     if (t.new_trace)
         monitor_.note(now, t.reason, opts_.name, opts_.on_warning);
-    return {t.entry, plan};
+    return out;
 }
 
 XTRACE_DECL std::shared_ptr<trace_entry> trace_cache::trace_exact(const signature& sig,
@@ -167,7 +167,7 @@ XTRACE_DECL function_stats trace_cache::stats() const {
     std::shared_lock lock(mutex_);
     function_stats s;
     s.calls = calls_.load(std::memory_order_relaxed);
-    s.cache_hits = hits_.load(std::memory_order_relaxed);
+    s.cache_hits = s.calls - std::min(s.calls, missed_.load(std::memory_order_relaxed));
     s.traces = tracing_count_;
     s.evictions = evictions_;
     s.tracing_time = std::chrono::nanoseconds(tracing_ns_.load(std::memory_order_relaxed));
