@@ -11,7 +11,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/setup.sh
-xtrace_install_missing clang libclang-rt-14-dev libonnx-dev libprotobuf-dev
+xtrace_install_missing clang libclang-rt-14-dev libonnx-dev libprotobuf-dev libopenblas-dev
 jobs="$(nproc)"
 
 # ONNX Runtime for the test that runs exported models (tests/onnx/ort): the npm package, kept in

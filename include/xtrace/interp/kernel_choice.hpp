@@ -13,12 +13,25 @@
 #include "../graph/graph.hpp"
 
 #if !defined(XTRACE_SEPARATE_COMPILATION) || XTRACE_DEFINE_RUNTIME
+#include "blas.hpp"
 #include "kernels.hpp"
 #include "matmul.hpp"
 #include "reduce.hpp"
 #endif
 
 namespace xtrace::interp {
+
+/// The matmul kernel a build uses on T: the CBLAS backend with XTRACE_USE_BLAS (float and
+/// double through gemm where it can), else the built-in one.
+#if !defined(XTRACE_SEPARATE_COMPILATION) || XTRACE_DEFINE_RUNTIME
+template <class T>
+inline constexpr graph::matmul_fn matmul_kernel_used =
+#if defined(XTRACE_USE_BLAS)
+    &blas_matmul<T>;
+#else
+    &matmul_kernel<T>;
+#endif
+#endif
 
 /// The runtime's kernels of elementwise `op` on operands of dtype `operand` (for where: the
 /// branches') producing `result`; nullptr for a combination no op builds.
@@ -57,7 +70,7 @@ graph::matmul_fn matmul_kernels() {
 #if defined(XTRACE_SEPARATE_COMPILATION)
     return matmul_kernels_for(dtype_of_v<T>);
 #else
-    return &matmul_kernel<T>;
+    return matmul_kernel_used<T>;
 #endif
 }
 
@@ -93,7 +106,7 @@ graph::matmul_fn matmul_kernel_of_type(dtype type) {
         if constexpr (std::is_same_v<T, bool>)
             return nullptr;
         else
-            return &matmul_kernel<T>;
+            return matmul_kernel_used<T>;
     });
 }
 
