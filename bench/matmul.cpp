@@ -64,7 +64,7 @@ int main(int argc, char** argv) {
                     benchmark::RegisterBenchmark("xtrace_builtin", xtrace_matmul)
 #endif
          })
-        b->RangeMultiplier(2)->Range(64, 1024)->Unit(benchmark::kMicrosecond);
+        b->RangeMultiplier(2)->Range(64, 1024);
     xtrace::bench::ratio_reporter reporter("cblas_sgemm");
     benchmark::RunSpecifiedBenchmarks(&reporter);
     benchmark::Shutdown();
