@@ -1,6 +1,7 @@
 // The cost of the cache: a hit on a 16-float GELU, returning a fresh result or writing into the
 // caller's (anchor: the same GELU hand-written with xsimd on 16 floats), and a first trace of a
-// graph of 20+ nodes (cache cleared every iteration: trace, plan, run). The graph has 23 nodes after CSE (1 argument, 7 constants, 15 ops).
+// graph of 20+ nodes (cache cleared every iteration: trace, plan, run). The graph has 23 nodes
+// after CSE (1 argument, 7 constants, 15 ops).
 
 #include "ratio_reporter.hpp"
 
