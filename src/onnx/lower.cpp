@@ -1157,22 +1157,19 @@ private:
                 return lower_body(body, inner);
             })};
         const graph::graph& stepped = *bodies[0].g;
+        std::vector<shape_t> carries;
+        for (std::size_t k = 0; k < carried; ++k)
+            carries.push_back(b.at(inputs[k]).shape);
         std::vector<graph::node> results(stepped.outputs.size());
         for (std::size_t k = 0; k < results.size(); ++k) {
             const graph::node& after = stepped[stepped.outputs[k]];
             results[k].type = after.type;
-            if (k < carried) {
-                if (after.type != b.at(inputs[k]).type)
-                    throw model_error(c.who + ": state " + std::to_string(k) + " is " +
-                                      std::string(dtype_name(b.at(inputs[k]).type)) +
-                                      " before a step and " + std::string(dtype_name(after.type)) +
-                                      " after");
-                graph::check_carry_shape(b.at(inputs[k]).shape, after.shape, k);
-                results[k].shape = b.at(inputs[k]).shape;
-            } else {
-                results[k].shape = after.shape;
-                results[k].shape.insert(results[k].shape.begin(), length);
-            }
+            if (k < carried && after.type != b.at(inputs[k]).type)
+                throw model_error(c.who + ": state " + std::to_string(k) + " is " +
+                                  std::string(dtype_name(b.at(inputs[k]).type)) +
+                                  " before a step and " + std::string(dtype_name(after.type)) +
+                                  " after");
+            results[k].shape = graph::scan_result_shape(carries, k, after.shape, length);
         }
         const auto ins = inputs.size();
         trace::bind_captures(inputs, ins, ins, bodies);

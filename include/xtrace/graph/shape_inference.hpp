@@ -82,6 +82,12 @@ XTRACE_DECL std::int64_t scan_length(std::span<const shape_t> xs);
 /// first (an unknown dim matches any).
 XTRACE_DECL void check_carry_shape(const shape_t& before, const shape_t& after, std::size_t k);
 
+/// scan: the shape of result k when the body's output k has shape `after`: a carry (k below
+/// carries.size()) keeps its initial shape carries[k] (shape_error unless `after` fits it); a
+/// per-step output is stacked, [length, after...].
+XTRACE_DECL shape_t scan_result_shape(std::span<const shape_t> carries, std::size_t k,
+                                      const shape_t& after, std::int64_t length);
+
 /// ensure_shape: throws signature_error, starting with `who`, unless `has` has `required`'s rank
 /// and its known dims where both are known.
 XTRACE_DECL void check_ensured_shape(const shape_t& has, const shape_t& required,
@@ -376,6 +382,17 @@ XTRACE_DECL void check_carry_shape(const shape_t& before, const shape_t& after, 
         throw shape_error("xtrace::scan: carry " + std::to_string(k) + " has shape " +
                           shape_string(before) + " initially, but shape " + shape_string(after) +
                           " after one step; fn must keep each carry's shape");
+}
+
+XTRACE_DECL shape_t scan_result_shape(std::span<const shape_t> carries, std::size_t k,
+                                      const shape_t& after, std::int64_t length) {
+    if (k < carries.size()) {
+        check_carry_shape(carries[k], after, k);
+        return carries[k];
+    }
+    shape_t stacked{length};
+    stacked.insert(stacked.end(), after.begin(), after.end());
+    return stacked;
 }
 
 XTRACE_DECL void check_assign_shape(const variable_storage& var, const shape_t& value) {

@@ -11,7 +11,6 @@
 #include "while_loop.hpp"
 
 #include <algorithm>
-#include <cstring>
 #include <string>
 #include <tuple>
 #include <type_traits>
@@ -319,17 +318,14 @@ auto traced_scan(Fn& fn, const std::tuple<Cs...>& init, const std::tuple<Xs...>&
         return traced_values(results_of<decltype(r)>::as_tuple(r));
     })};
     const graph::graph& g = *body[0].g;
+    std::vector<shape_t> carries;
+    for (std::size_t k = 0; k < carried; ++k)
+        carries.push_back(b->at(inputs[k]).shape);
     std::vector<graph::node> results(g.outputs.size());
     for (std::size_t k = 0; k < results.size(); ++k) {
         const graph::node& o = g[g.outputs[k]];
         results[k].type = o.type;
-        if (k < carried) {
-            graph::check_carry_shape(b->at(inputs[k]).shape, o.shape, k);
-            results[k].shape = b->at(inputs[k]).shape;
-        } else {
-            results[k].shape = o.shape;
-            results[k].shape.insert(results[k].shape.begin(), length);
-        }
+        results[k].shape = graph::scan_result_shape(carries, k, o.shape, length);
     }
     trace::bind_captures(inputs, carried + scanned, carried + scanned, body);
     const auto ids =

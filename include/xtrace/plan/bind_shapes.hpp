@@ -67,15 +67,12 @@ XTRACE_DECL std::vector<shape_t> control_result_shapes(const graph::node& n,
         for (std::int64_t k = n.carried; k < n.carried + n.scanned; ++k)
             xs.push_back(shapes[n.inputs[static_cast<std::size_t>(k)]]);
         const std::int64_t length = graph::scan_length(xs);
+        std::vector<shape_t> carries;
+        for (std::int64_t k = 0; k < n.carried; ++k)
+            carries.push_back(shapes[n.inputs[static_cast<std::size_t>(k)]]);
         auto out = body_output_shapes(*n.bodies[0], body_arg_shapes(*n.bodies[0], n, shapes));
-        for (std::size_t k = 0; k < out.size(); ++k) {
-            if (k < static_cast<std::size_t>(n.carried)) {
-                graph::check_carry_shape(shapes[n.inputs[k]], out[k], k);
-                out[k] = shapes[n.inputs[k]];
-            } else {
-                out[k].insert(out[k].begin(), length);
-            }
-        }
+        for (std::size_t k = 0; k < out.size(); ++k)
+            out[k] = graph::scan_result_shape(carries, k, out[k], length);
         return out;
     }
     const graph::graph& first = *n.bodies[0];
