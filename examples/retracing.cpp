@@ -38,6 +38,23 @@ int main() {
     for (const auto& sig : relaxed.pretty_printed_signatures())
         std::cout << sig << "\n"; // (x0: float32[2]) -> float32[2], (x0: float32[?]) -> float32[?]
 
+    // reduce_retracing relaxes ranks too, as TensorFlow does: [], [1], [2], [3] trace 1, 2, 2, 2.
+    auto centred = xtrace::function([](auto x) { return x - xtrace::mean(x); },
+                                    xtrace::options{.reduce_retracing = true});
+    centred(xt::xarray<float>(1.f));
+    centred(xt::xarray<float>{1.f});          // rank changed 0 -> 1: traces float32[...]
+    centred(xt::xarray<float>{1.f, 2.f});     // fits float32[...]
+    centred(xt::xarray<float>{{1.f}, {2.f}}); // so does a matrix
+    expect(centred.tracing_count() == 2, "an unknown rank serves every later shape");
+
+    // A spec of any rank: one trace for scalars, vectors and matrices alike.
+    auto peak = xtrace::function(
+        [](auto x) { return xtrace::max(xtrace::abs(x)); },
+        xtrace::options{.input_signature = {{xtrace::spec<float>(xtrace::any_rank)}}});
+    peak(xt::xarray<float>(-3.f));
+    peak(xt::xarray<float>{{1.f, -4.f}, {2.f, 0.f}});
+    expect(peak.tracing_count() == 1, "one trace for every rank");
+
     // input_signature: one trace for every batch size; other shapes are rejected.
     auto predict =
         xtrace::function([](auto x, auto w) { return xtrace::sigmoid(x * w); },

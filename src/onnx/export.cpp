@@ -40,6 +40,11 @@ public:
             const std::string own = "t" + std::to_string(prefix) + "_" + std::to_string(id);
             auto in = [&](std::size_t k) { return names[n.inputs[k]]; };
             auto unsupported = [&](const std::string& why) { refuse(id, n, why); };
+            if (is_unknown_rank(n.shape) || n.rank_pending)
+                refuse(id, n,
+                       "has unknown rank (a spec of xtrace::any_rank): its axes are known only "
+                       "for a concrete rank; export a function traced with a rank (e.g. "
+                       "xtrace::spec<T>({-1, -1}))");
             switch (n.op) {
             case op_kind::arg:
                 names[id] = arg_name(n.arg_position);

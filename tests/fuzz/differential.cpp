@@ -1,6 +1,7 @@
 // The random-program differential tester. Each program runs as a traced function (with and
-// without static fusion, into fresh results and into the caller's arrays, on contiguous
-// arguments and again, from the cache, on strided and transposed ones) and eagerly on xtensor; the
+// without static fusion, into fresh results and into the caller's arrays, traced once for
+// arguments of any rank, on contiguous arguments and again, from the cache, on strided and
+// transposed ones) and eagerly on xtensor; the
 // results must agree: bit for bit where every path computes exactly (integers, bools, comparisons,
 // IEEE-exact float ops), within a loose tolerance where the paths may round differently
 // (transcendentals, float sums), and with the same exception where one throws. A mismatch prints
@@ -324,6 +325,23 @@ outcome through_onnx(const function_type& f, inputs& in, bool symbolic) {
 }
 #endif
 
+/// True when `p` has a step that may need its operands' ranks while tracing (a matmul, a scan
+/// slicing rows, a cond, loop or switch_case deciding on a value of unknown rank).
+bool needs_rank(const program& p) {
+    for (const step& s : p.steps)
+        if (s.kind == step_kind::matmul || s.kind == step_kind::scan || s.kind == step_kind::cond ||
+            s.kind == step_kind::loop || s.kind == step_kind::switch_case)
+            return true;
+    return false;
+}
+
+/// Programs the any-rank path refused (needs_rank): reported, so that a path refusing
+/// everything shows.
+std::uint64_t& rank_refusals() {
+    static std::uint64_t n = 0;
+    return n;
+}
+
 /// Programs whose eager run threw (and every other path threw alike): reported, since a
 /// generator that writes only failing programs would test nothing.
 std::uint64_t& eager_errors() {
@@ -361,6 +379,21 @@ std::string check(const program& p, std::uint64_t seed) {
                         in.x5.view());
         return r;
     });
+    // Traced once for arguments of any rank (every axis normalised when planned): what needs a
+    // rank while tracing may refuse with a tracing_error, nothing else may differ.
+    options any_rank = quiet;
+    any_rank.input_signature = std::vector<tensor_spec>{
+        spec<float>(xtrace::any_rank),        spec<float>(xtrace::any_rank),
+        spec<double>(xtrace::any_rank),       spec<std::int32_t>(xtrace::any_rank),
+        spec<std::int64_t>(xtrace::any_rank), spec<bool>(xtrace::any_rank)};
+    auto unranked = xtrace::function(lambda_of(p), any_rank);
+    outcome unranked_run = attempt([&] { return call(unranked); });
+    if (!unranked_run.values && needs_rank(p) &&
+        unranked_run.error_type == typeid(tracing_error).name() &&
+        unranked_run.error.find("unknown rank") != std::string::npos) {
+        ++rank_refusals();
+        unranked_run = eager; // a refusal the program explains
+    }
 #ifdef XTRACE_FUZZ_ONNX
     const outcome onnx = through_onnx(fused, in, seed % 2 == 1);
 #endif
@@ -378,6 +411,7 @@ std::string check(const program& p, std::uint64_t seed) {
              std::pair{"interpreted", &plain_run},
              std::pair{"call_into", &into},
              std::pair{"traced on strided arguments", &strided},
+             std::pair{"traced for any rank", static_cast<const outcome*>(&unranked_run)},
 #ifdef XTRACE_FUZZ_ONNX
              std::pair{"exported to ONNX and loaded", &onnx},
 #endif
@@ -445,7 +479,8 @@ int main() {
             break;
     }
     std::cout << programs << " programs, " << failures << " mismatches, " << eager_errors()
-              << " threw on every path\n";
+              << " threw on every path, " << rank_refusals()
+              << " refused by the any-rank trace (they need ranks)\n";
     std::cout << (programs - failures) << " passed, " << failures << " failed\n";
     return failures == 0 ? 0 : 1;
 }

@@ -6,6 +6,7 @@
 
 #include "interpret.hpp"
 
+#include <algorithm>
 #include <stdexcept>
 #include <type_traits>
 #include <vector>
@@ -265,6 +266,19 @@ struct interpreter {
                 a);
         case step_kind::cast:
             return cast(s.to, a);
+        case step_kind::host_flatten:
+            return std::visit(
+                [&](const auto& x) {
+                    using T = typename std::decay_t<decltype(x)>::value_type;
+                    return wrap(xtrace::host_function(
+                        [](const xt::xarray<T>& h) {
+                            auto out = xt::xarray<T>::from_shape({h.size()});
+                            std::copy(h.begin(), h.end(), out.begin());
+                            return out;
+                        },
+                        xtrace::spec<T>({-1}), x));
+                },
+                a);
         case step_kind::reduce:
             return reduce(s, a);
         case step_kind::shape:

@@ -141,6 +141,11 @@ std::optional<value_info> infer_step(const step& s, const std::vector<value_info
         if (floating(a->type) && !floating(s.to) && !a->exact)
             return std::nullopt;
         return value_info{s.to, a->shape, a->exact, a->zero_sign};
+    case step_kind::host_flatten: {
+        value_info r = *a;
+        r.shape = {count(a->shape)};
+        return r;
+    }
     case step_kind::reduce: {
         if (!info(s.op).reduction || a->type == dtype::boolean)
             return std::nullopt;
@@ -482,6 +487,8 @@ step random_step(std::mt19937_64& rng, const std::vector<value_info>& pool) {
                 v.shape[v.shape.size() - 2] == a.shape.back())
                 s.in[1] = k;
         }
+    } else if (kind < 92) {
+        s.kind = step_kind::host_flatten;
     } else if (kind < 94) {
         s.kind = uniform(rng, 0, 1) ? step_kind::softmax : step_kind::logsumexp;
         s.attrs = {uniform(rng, -static_cast<int>(a.shape.size()),
@@ -768,6 +775,11 @@ std::string to_cpp(const program& p, const std::vector<std::string>& inputs_text
             break;
         case step_kind::matmul:
             e = "xtrace::matmul(" + in(0) + ", " + in(1) + ")";
+            break;
+        case step_kind::host_flatten:
+            e = "xtrace::host_function([](const xt::xarray<" + type_name(t) +
+                ">& h) { return xt::xarray<" + type_name(t) +
+                ">(xt::flatten(h)); }, xtrace::spec<" + type_name(t) + ">({-1}), " + in(0) + ")";
             break;
         case step_kind::softmax:
         case step_kind::logsumexp:

@@ -39,6 +39,8 @@ enum class step_kind : std::uint8_t {
     switch_case,  ///< switch_case(a (0-d int32), op(b), op2(b), b)
     scan,         ///< scan over b's rows from carry cast(a) (0-d int32): carry + 1, and the
                   ///< stacked op2(op(row), carry); attrs[0] = 1 returns the final carry instead
+    host_flatten, ///< host_function giving a's elements as a 1-D tensor, its spec [-1]: what
+                  ///< follows runs in a later stage, planned once the callback has returned
 };
 
 /// One step; its result is value number (inputs + its index).

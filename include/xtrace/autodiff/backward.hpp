@@ -128,6 +128,9 @@ public:
         for (const auto& s : seeds)
             y = std::max(y, s.first);
         find_relevant(y, targets);
+        for (const target& t : targets)
+            if (!t.var)
+                refuse_unknown_rank(t.node, "a target");
         targets_.assign(targets.begin(), targets.end());
         adjoint_.assign(y + 1, std::nullopt);
         for (const auto& [node, seed] : seeds)
@@ -313,7 +316,23 @@ private:
                             "no gradient should flow through it");
     }
 
+    // Broadcasting, reductions and shape ops need ranks to route a gradient back; a value of
+    // unknown rank (a spec of xtrace::any_rank) has none while tracing.
+    void refuse_unknown_rank(T_id id, const std::string& what) const {
+        const graph::node& n = r_.at(id);
+        if (is_unknown_rank(n.shape))
+            throw tracing_error("xtrace::gradients: " + what + " (" + std::string(info(n.op).name) +
+                                ", " + std::string(dtype_name(n.type)) +
+                                "[...]) has unknown rank; gradients need ranks known while "
+                                "tracing: give the signature a rank, e.g. "
+                                "xtrace::spec<T>({-1, -1}) instead of xtrace::any_rank");
+    }
+
     void step(T_id id, T_id g) {
+        refuse_unknown_rank(id, "a value on the way");
+        for (T_id in : r_.at(id).inputs)
+            if (relevant_[in])
+                refuse_unknown_rank(in, "an operand on the way");
         const graph::node n = r_.at(id); // a copy: recording new nodes moves the old ones
         if (n.op == op_kind::result) {   // gathered for its cond, differentiated there
             auto& seeds = result_adjoints_[n.inputs[0]];

@@ -19,7 +19,22 @@ using shape_t = std::vector<dim_t>;
 /// The value of a dimension that is not known at trace time.
 inline constexpr dim_t unknown_dim = -1;
 
-/// "[2,?,3]": a shape as printed in messages and signatures.
+/// The one entry of a trace-time shape whose rank is unknown (xtrace::any_rank): no real shape
+/// has a dim of -2, so `{unknown_rank_dim}` cannot be mistaken for a rank-1 shape by code that
+/// asks is_unknown_rank first.
+inline constexpr dim_t unknown_rank_dim = -2;
+
+/// The trace-time shape of a tensor of unknown rank.
+inline shape_t unknown_rank_shape() {
+    return {unknown_rank_dim};
+}
+
+/// True for the shape of a tensor of unknown rank (unknown_rank_shape()).
+inline bool is_unknown_rank(std::span<const dim_t> s) noexcept {
+    return s.size() == 1 && s[0] == unknown_rank_dim;
+}
+
+/// "[2,?,3]": a shape as printed in messages and signatures; "[...]" for an unknown rank.
 XTRACE_DECL std::string shape_string(std::span<const dim_t> s);
 
 /// "(2, None, 3)", "(1,)", "()": a shape as TensorFlow prints one, for messages that follow
@@ -46,7 +61,8 @@ inline bool is_fully_known(std::span<const dim_t> s) noexcept {
 }
 
 /// NumPy broadcasting of two shapes; nullopt when they are incompatible. Unknown dims broadcast
-/// optimistically (an unknown against n > 1 gives n; the run-time binding checks the guess).
+/// optimistically (an unknown against n > 1 gives n; the run-time binding checks the guess); an
+/// unknown rank gives an unknown rank.
 XTRACE_DECL std::optional<shape_t> broadcast_shapes(std::span<const dim_t> a,
                                                     std::span<const dim_t> b);
 
@@ -57,6 +73,8 @@ XTRACE_DECL std::optional<shape_t> broadcast_shapes(std::span<const dim_t> a,
 namespace xtrace {
 
 XTRACE_DECL std::string shape_string(std::span<const dim_t> s) {
+    if (is_unknown_rank(s))
+        return "[...]";
     std::string out = "[";
     for (std::size_t i = 0; i < s.size(); ++i) {
         if (i)
@@ -67,6 +85,8 @@ XTRACE_DECL std::string shape_string(std::span<const dim_t> s) {
 }
 
 XTRACE_DECL std::string tuple_string(std::span<const dim_t> s) {
+    if (is_unknown_rank(s))
+        return "<unknown>";
     std::string out = "(";
     for (std::size_t i = 0; i < s.size(); ++i) {
         if (i)
@@ -78,6 +98,8 @@ XTRACE_DECL std::string tuple_string(std::span<const dim_t> s) {
 
 XTRACE_DECL std::optional<shape_t> broadcast_shapes(std::span<const dim_t> a,
                                                     std::span<const dim_t> b) {
+    if (is_unknown_rank(a) || is_unknown_rank(b))
+        return unknown_rank_shape();
     const std::size_t rank = a.size() > b.size() ? a.size() : b.size();
     shape_t out(rank);
     for (std::size_t i = 0; i < rank; ++i) {

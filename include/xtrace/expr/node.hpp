@@ -65,10 +65,16 @@ public:
     /// The handle of a recorded node.
     explicit symbolic(detail::recorded r) : symbolic_base(std::move(r.b), r.id) {}
 
-    /// Shape as known at trace time: -1 where the signature leaves a dim unknown.
-    std::vector<std::int64_t> shape() const { return node().shape; }
-    /// Number of dims.
-    std::size_t rank() const { return node().shape.size(); }
+    /// Shape as known at trace time: -1 where the signature leaves a dim unknown. Throws
+    /// tracing_error when the rank is unknown (a spec of xtrace::any_rank): see rank_known().
+    std::vector<std::int64_t> shape() const { return known_rank_node().shape; }
+    /// Number of dims; throws tracing_error when it is unknown (see rank_known()).
+    std::size_t rank() const { return known_rank_node().shape.size(); }
+    /// False while tracing a spec of xtrace::any_rank (and what is computed from it): the rank
+    /// is known only when the graph runs.
+    bool rank_known() const { return !is_unknown_rank(node().shape); }
+    /// The trace-time shape, unknown_rank_shape() for an unknown rank (for xtrace's own checks).
+    const shape_t& traced_shape() const { return node().shape; }
     /// Element type.
     xtrace::dtype dtype() const noexcept { return dtype_of_v<T>; }
 
@@ -76,6 +82,17 @@ private:
     const graph::node& node() const {
         builder()->check_open("shape", id());
         return builder()->at(id());
+    }
+    const graph::node& known_rank_node() const {
+        const graph::node& n = node();
+        if (is_unknown_rank(n.shape))
+            throw tracing_error(
+                "xtrace: a " + std::string(dtype_name(n.type)) +
+                " tensor of unknown rank (from a spec of xtrace::any_rank) has no shape or rank "
+                "while tracing; both are known only when the graph runs. Give the signature a "
+                "rank (e.g. xtrace::spec<T>({-1, -1})) to read x.shape() or x.rank() in the "
+                "lambda");
+        return n;
     }
 };
 

@@ -86,7 +86,7 @@ private:
             const function_detail::signature call = frame.make_signature(values);
             function_detail::check_fits(trace->sig, call, name,
                                         "the concrete function's signature");
-            auto p = plan::make_plan(trace->g, function_detail::tensor_shapes(call));
+            auto p = plan::make_plan(trace->planned_graph(), function_detail::tensor_shapes(call));
             std::lock_guard lock(mutex);
             if (plans.size() == max_plans)
                 plans.erase(plans.begin());
@@ -150,8 +150,13 @@ XTRACE_DECL std::string plan_text(const trace_entry& trace, const std::vector<sh
                               " shapes, the signature has " + std::to_string(t) +
                               " tensor arguments");
     check_fits(trace.sig, call, who, "the concrete function's signature");
-    const auto p = plan::build(trace.g, tensor_shapes(call));
-    return plan::to_text(p, trace.g);
+    const auto p = plan::build(trace.planned_graph(), tensor_shapes(call));
+    if (!trace.stages)
+        return plan::to_text(p, trace.g);
+    return "stage 1 of " + std::to_string(trace.stages->stages().size()) +
+           " (a host_function's result dims are known only when it runs; the later stages are "
+           "planned then):\n" +
+           plan::to_text(p, trace.planned_graph());
 }
 
 } // namespace xtrace::function_detail

@@ -5,6 +5,7 @@
 // first, else the interpreter), its outputs returned as xt::xarray.
 
 #include "../interp/execute.hpp"
+#include "../interp/run_stages.hpp"
 #include "outputs.hpp"
 #include "trace_entry.hpp"
 
@@ -17,6 +18,37 @@
 
 namespace xtrace::function_detail {
 
+/// run_graph for a trace in stages: the outputs are made once the last stage's plan knows
+/// their shapes.
+template <class Traced>
+auto run_staged(const trace_entry& trace, const plan::plan& first,
+                std::span<const interp::strided_input> inputs,
+                std::span<graph::variable_storage* const> variables) {
+    using outs = outputs_of<Traced>;
+    using result = typename outs::result;
+    constexpr std::size_t n_out = std::tuple_size_v<typename outs::types>;
+    struct allocator final : interp::output_allocator {
+        void* allocate(std::size_t k, const shape_t& s) override {
+            void* data = nullptr;
+            auto fit = [&](auto& a) {
+                a.resize(typename std::remove_cvref_t<decltype(a)>::shape_type(s.begin(), s.end()));
+                data = a.data();
+            };
+            if constexpr (outs::single)
+                fit(out);
+            else
+                [&]<std::size_t... K>(std::index_sequence<K...>) {
+                    ((K == k ? fit(std::get<K>(out)) : void()), ...);
+                }
+            (std::make_index_sequence<n_out>{});
+            return data;
+        }
+        result out;
+    } outputs;
+    interp::run_stages(*trace.stages, first, inputs, outputs, variables);
+    return std::move(outputs.out);
+}
+
 /// Runs a trace's graph bound by `plan` on `inputs` (and the call's variable arguments
 /// `variables`); returns the outputs as Traced's result type.
 template <class Traced>
@@ -27,6 +59,8 @@ auto run_graph(const trace_entry& trace, const plan::plan& p,
     using result = typename outs::result;
     constexpr std::size_t n_out = std::tuple_size_v<typename outs::types>;
     const graph::graph& g = trace.g;
+    if (trace.stages)
+        return run_staged<Traced>(trace, p, inputs, variables);
     auto make = [&](auto tag, std::size_t k) {
         using T = typename decltype(tag)::type;
         const shape_t& s = p.shapes[g.outputs[k]];
@@ -93,6 +127,18 @@ void run_graph_into(const trace_entry& trace, const plan::plan& p,
     using outs = outputs_of<Traced>;
     constexpr std::size_t n_out = std::tuple_size_v<typename outs::types>;
     const graph::graph& g = trace.g;
+    // Fresh outputs, handed over to `out`'s arrays.
+    auto adopt = [&](auto fresh) {
+        if constexpr (outs::single)
+            out = std::move(fresh);
+        else
+            [&]<std::size_t... K>(std::index_sequence<K...>) {
+                ((std::get<K>(out) = std::move(std::get<K>(fresh))), ...);
+            }
+        (std::make_index_sequence<n_out>{});
+    };
+    if (trace.stages) // the outputs' shapes are known only as the stages run
+        return adopt(run_graph<Traced>(trace, p, inputs, variables));
     bool aliased = false;
     auto fit = [&](auto& a, std::size_t k) -> void* {
         using A = std::remove_cvref_t<decltype(a)>;
@@ -113,17 +159,8 @@ void run_graph_into(const trace_entry& trace, const plan::plan& p,
             ((ptrs[K] = fit(std::get<K>(out), K)), ...);
         }
     (std::make_index_sequence<n_out>{});
-    if (aliased) { // x = f(x) and the like: compute aside, then hand the buffers over
-        auto fresh = run_graph<Traced>(trace, p, inputs, variables);
-        if constexpr (outs::single)
-            out = std::move(fresh);
-        else
-            [&]<std::size_t... K>(std::index_sequence<K...>) {
-                ((std::get<K>(out) = std::move(std::get<K>(fresh))), ...);
-            }
-        (std::make_index_sequence<n_out>{});
-        return;
-    }
+    if (aliased) // x = f(x) and the like: compute aside, then hand the buffers over
+        return adopt(run_graph<Traced>(trace, p, inputs, variables));
     if (!interp::execute_fused(trace.fused, g, p, inputs, ptrs[0]))
         interp::execute(g, p, inputs, ptrs, variables);
 }

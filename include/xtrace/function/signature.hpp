@@ -82,7 +82,8 @@ XTRACE_DECL std::vector<shape_t> tensor_shapes(const signature& s);
 /// True when a call with signature `call` (all dims known) may run trace `trace`.
 XTRACE_DECL bool fits(const signature& trace, const signature& call);
 
-/// The signature both a and b fit, with differing dims unknown; nullopt when dtypes, ranks or
+/// The signature both a and b fit, with differing dims unknown and differing ranks unknown (as
+/// TensorFlow relaxes [1] and [2, 3] to an unknown shape); nullopt when dtypes, argument kinds or
 /// static values differ (then no relaxed trace can serve both).
 XTRACE_DECL std::optional<signature> relax(const signature& a, const signature& b);
 
@@ -93,6 +94,9 @@ XTRACE_DECL void check_fits(const signature& expected, const signature& call,
 
 /// "?" for an unknown dim, else the size.
 XTRACE_DECL std::string dim_text(dim_t d);
+
+/// "?" for an unknown rank, else the number of dims.
+XTRACE_DECL std::string rank_text(const shape_t& dims);
 
 /// What changed from `from` to `to`, one phrase per mismatch: "arg 0: dim 1 changed 3 -> 4".
 XTRACE_DECL std::vector<std::string> differences(const signature& from, const signature& to);

@@ -7,6 +7,7 @@
 #include "../core/spec.hpp"
 #include "../graph/graph.hpp"
 #include "../interp/static_fusion.hpp"
+#include "../plan/stages.hpp"
 #include "../trace/finish.hpp"
 #include "signature.hpp"
 
@@ -26,6 +27,13 @@ struct trace_entry {
     interp::static_fusion::kernel_fn fused = nullptr; ///< compiled kernel, if the type has one
     std::atomic<std::uint64_t> last_used{0};          ///< the call that last ran it
     std::size_t bindings = 0; ///< bindings that point here (under the cache lock)
+    /// g in stages when a host_function's result dims are known only at run time, else null.
+    std::shared_ptr<const plan::staged_graph> stages;
+
+    /// The graph a call's plan binds: g, or its first stage.
+    const graph::graph& planned_graph() const noexcept {
+        return stages ? stages->stages().front().g : g;
+    }
 
     /// "(x0: float32[?,3], x1: float32[3]) -> float32[?,3]".
     XTRACE_DECL std::string pretty() const;
@@ -59,6 +67,7 @@ XTRACE_DECL std::shared_ptr<trace_entry> make_trace_entry(trace::finished_trace 
     entry->g = std::move(t.g);
     entry->outputs = std::move(t.outputs);
     entry->fused = fused;
+    entry->stages = plan::staged_graph::split(entry->g);
     return entry;
 }
 

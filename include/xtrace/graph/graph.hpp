@@ -60,6 +60,14 @@ using matmul_fn = void (*)(const std::byte* a, std::int64_t a_row, std::int64_t 
 using print_fn = void (*)(std::ostream& os, const std::byte* data, const std::int64_t* strides,
                           const std::int64_t* shape, std::size_t rank);
 
+/// Memory for a host callback's result, asked for once the callback has returned its shape.
+struct result_allocator {
+    virtual std::byte* allocate(const std::vector<std::int64_t>& shape) = 0;
+
+protected:
+    ~result_allocator() = default;
+};
+
 /// A host callback as the interpreter calls it: operand data, element strides and shapes in,
 /// the result written row-major to `out`, whose shape the node declares.
 struct host_call {
@@ -67,6 +75,11 @@ struct host_call {
     virtual void run(const std::byte* const* data, const std::int64_t* const* strides,
                      const std::vector<std::int64_t>* shapes,
                      const std::vector<std::int64_t>& out_shape, std::byte* out) const = 0;
+    /// The same for a result whose dims the node leaves unknown: written row-major to the
+    /// memory `out` gives for the shape the callback returned.
+    virtual void run_dynamic(const std::byte* const* data, const std::int64_t* const* strides,
+                             const std::vector<std::int64_t>* shapes,
+                             result_allocator& out) const = 0;
 };
 
 struct graph;
@@ -108,7 +121,11 @@ struct node {
     const std::vector<std::int64_t>& shape_attributes() const {
         return op == op_kind::reshape || op == op_kind::broadcast_to ? dims : axes;
     }
-    bool keep_dims = false;                 ///< reductions: reduced dims kept with size 1
+    bool keep_dims = false; ///< reductions: reduced dims kept with size 1
+    /// Reductions, transpose, expand_dims, squeeze traced on an input of unknown rank: `axes`
+    /// as written (negative, empty for transpose's reversal, every_axis), normalised when the
+    /// graph is planned for a concrete rank (plan/bind_ranks.hpp).
+    bool rank_pending = false;
     const reduce_kernels* reduce = nullptr; ///< reductions: kernels chosen from the expression type
     matmul_fn matmul = nullptr;             ///< matmul: the kernel chosen from the expression type
     std::string text;                       ///< print: the label

@@ -11,6 +11,8 @@
 #include "variable_storage.hpp"
 
 #include <algorithm>
+#include <limits>
+#include <numeric>
 #include <span>
 #include <string>
 #include <vector>
@@ -28,8 +30,13 @@ XTRACE_DECL shape_t check_size(op_kind op, shape_t s);
 /// Broadcast shape of an elementwise op's operands; throws shape_error naming op and shapes.
 XTRACE_DECL shape_t broadcast_operands(op_kind op, std::span<const shape_t* const> operands);
 
-/// Sorted, non-negative axes of a reduction over `axes` (negative counts from the end) of a
-/// tensor of `shape`; throws shape_error for an axis out of range or given twice.
+/// A reduction's axes `{every_axis}`: every axis of its input, whose rank was unknown when
+/// traced (`sum(x)` on a spec of any rank); normalize_axes expands it for a concrete rank.
+inline constexpr std::int64_t every_axis = std::numeric_limits<std::int64_t>::min();
+
+/// Sorted, non-negative axes of a reduction over `axes` (negative counts from the end; or
+/// `{every_axis}`) of a tensor of `shape`; throws shape_error for an axis out of range or given
+/// twice.
 XTRACE_DECL std::vector<std::int64_t> normalize_axes(op_kind op, const shape_t& shape,
                                                      std::vector<std::int64_t> axes);
 
@@ -67,7 +74,8 @@ XTRACE_DECL shape_t sum_to_shape(const shape_t& g, const shape_t& like);
 XTRACE_DECL shape_t merge_branch_shapes(const shape_t& then_shape, const shape_t& else_shape,
                                         std::size_t k);
 
-/// True when `a` and `b` have the same rank and equal dims wherever both are known.
+/// True when `a` and `b` have the same rank and equal dims wherever both are known (or either
+/// rank is unknown).
 XTRACE_DECL bool same_known_dims(const shape_t& a, const shape_t& b);
 
 /// while_loop: throws shape_error unless loop variable k has the same shape `after` one
@@ -144,6 +152,10 @@ XTRACE_DECL shape_t broadcast_operands(op_kind op, std::span<const shape_t* cons
 XTRACE_DECL std::vector<std::int64_t> normalize_axes(op_kind op, const shape_t& shape,
                                                      std::vector<std::int64_t> axes) {
     const auto rank = static_cast<std::int64_t>(shape.size());
+    if (axes.size() == 1 && axes[0] == every_axis) {
+        axes.resize(shape.size());
+        std::iota(axes.begin(), axes.end(), std::int64_t(0));
+    }
     for (auto& a : axes) {
         if (a < -rank || a >= rank)
             throw shape_error("xtrace::" + std::string(info(op).name) + ": axis " +
@@ -303,6 +315,8 @@ XTRACE_DECL shape_t shape_op_result(op_kind op, const shape_t& in,
 
 XTRACE_DECL void check_ensured_shape(const shape_t& has, const shape_t& required,
                                      const std::string& who) {
+    if (is_unknown_rank(has) || is_unknown_rank(required))
+        return; // checked when planned, where every rank is known
     bool fits = has.size() == required.size();
     for (std::size_t d = 0; fits && d < has.size(); ++d)
         fits = has[d] < 0 || required[d] < 0 || has[d] == required[d];
@@ -324,6 +338,8 @@ XTRACE_DECL shape_t sum_to_shape(const shape_t& g, const shape_t& like) {
 
 XTRACE_DECL shape_t merge_branch_shapes(const shape_t& then_shape, const shape_t& else_shape,
                                         std::size_t k) {
+    if (is_unknown_rank(then_shape) || is_unknown_rank(else_shape))
+        return unknown_rank_shape();
     bool ok = then_shape.size() == else_shape.size();
     shape_t out(then_shape);
     for (std::size_t d = 0; ok && d < then_shape.size(); ++d) {
@@ -341,6 +357,8 @@ XTRACE_DECL shape_t merge_branch_shapes(const shape_t& then_shape, const shape_t
 }
 
 XTRACE_DECL bool same_known_dims(const shape_t& a, const shape_t& b) {
+    if (is_unknown_rank(a) || is_unknown_rank(b))
+        return true;
     bool ok = a.size() == b.size();
     for (std::size_t d = 0; ok && d < a.size(); ++d)
         ok = a[d] < 0 || b[d] < 0 || a[d] == b[d];
@@ -359,6 +377,10 @@ XTRACE_DECL std::int64_t scan_length(std::span<const shape_t> xs) {
     std::int64_t length = unknown_dim;
     std::size_t known = 0;
     for (std::size_t k = 0; k < xs.size(); ++k) {
+        if (is_unknown_rank(xs[k])) // its slices' rank would be unknown too
+            throw tracing_error("xtrace::scan: scanned tensor " + std::to_string(k) +
+                                " has unknown rank (from a spec of xtrace::any_rank); scan "
+                                "slices it while tracing: give the signature a rank");
         if (xs[k].empty())
             throw shape_error("xtrace::scan: scanned tensor " + std::to_string(k) +
                               " is 0-d; each scanned tensor is sliced along its leading dim, so "
@@ -390,6 +412,8 @@ XTRACE_DECL shape_t scan_result_shape(std::span<const shape_t> carries, std::siz
         check_carry_shape(carries[k], after, k);
         return carries[k];
     }
+    if (is_unknown_rank(after))
+        return after;
     shape_t stacked{length};
     stacked.insert(stacked.end(), after.begin(), after.end());
     return stacked;

@@ -24,8 +24,11 @@ auto stable_shift(const X& x, std::int64_t axis, std::string_view op) {
     static_assert(std::is_floating_point_v<T>,
                   "xtrace::softmax / logsumexp need a floating-point tensor; convert with "
                   "xtrace::cast<float>(x)");
-    const auto rank = static_cast<std::int64_t>(x.rank());
-    if (axis < -rank || axis >= rank)
+    bool rank_known = true; // else the max below checks the axis when the graph is planned
+    if constexpr (symbolic_tensor<X>)
+        rank_known = x.rank_known();
+    const auto rank = rank_known ? static_cast<std::int64_t>(x.rank()) : 0;
+    if (rank_known && (axis < -rank || axis >= rank))
         throw shape_error("xtrace::" + std::string(op) + ": axis " + std::to_string(axis) +
                           " is out of range for shape " + shape_string(x.shape()));
     auto m = max(x, {axis}, keep_dims);

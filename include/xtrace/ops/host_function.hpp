@@ -50,14 +50,26 @@ struct host_call_impl final : graph::host_call {
     host_call_impl(F f, tensor_spec s) : fn(std::move(f)), spec(std::move(s)) {}
     void run(const std::byte* const* data, const std::int64_t* const* strides,
              const shape_t* shapes, const shape_t& out_shape, std::byte* out) const override {
+        const xt::xarray<R> r = call(data, strides, shapes);
+        std::copy(r.begin(), r.end(), reinterpret_cast<R*>(out));
+        (void)out_shape;
+    }
+    void run_dynamic(const std::byte* const* data, const std::int64_t* const* strides,
+                     const shape_t* shapes, graph::result_allocator& out) const override {
+        const xt::xarray<R> r = call(data, strides, shapes);
+        std::byte* to = out.allocate(shape_t(r.shape().begin(), r.shape().end()));
+        std::copy(r.begin(), r.end(), reinterpret_cast<R*>(to));
+    }
+    // fn on the operands as arrays, its result checked against the spec.
+    xt::xarray<R> call(const std::byte* const* data, const std::int64_t* const* strides,
+                       const shape_t* shapes) const {
         auto values = [&]<std::size_t... I>(std::index_sequence<I...>) {
             return std::tuple<xt::xarray<Ts>...>(host_value<Ts>(data[I], strides[I], shapes[I])...);
         }
         (std::index_sequence_for<Ts...>{});
-        const xt::xarray<R> r = std::apply(fn, values);
+        xt::xarray<R> r = std::apply(fn, values);
         check_host_result(r, spec);
-        std::copy(r.begin(), r.end(), reinterpret_cast<R*>(out));
-        (void)out_shape;
+        return r;
     }
     F fn;
     tensor_spec spec;
@@ -67,9 +79,12 @@ struct host_call_impl final : graph::host_call {
 /// spec's shape, without calling fn.
 template <class R, class F, class... Xs>
 xt::xarray<R> call_host_now(F& fn, const typed_spec<R>& spec, const Xs&... xs) {
-    if (dry_run())
-        return xt::xarray<R>::from_shape(
-            std::vector<std::size_t>(spec.dims.begin(), spec.dims.end()));
+    if (dry_run()) { // an unknown dim (known only when fn returns) is taken as 0
+        std::vector<std::size_t> shape;
+        for (dim_t d : spec.dims)
+            shape.push_back(d < 0 ? 0 : static_cast<std::size_t>(d));
+        return xt::xarray<R>::from_shape(shape);
+    }
     xt::xarray<R> r = fn(to_eager(xs).value()...);
     check_host_result(r, spec);
     return r;
@@ -78,9 +93,9 @@ xt::xarray<R> call_host_now(F& fn, const typed_spec<R>& spec, const Xs&... xs) {
 } // namespace detail
 
 /// Runs `fn(const xt::xarray<T>&...)` on the concrete values of `xs` when the graph runs, and
-/// gives its result, which must match `spec` (xtrace::spec<R>(dims), all dims known while
-/// tracing), as a tensor; a mismatch throws signature_error, and exceptions from fn reach the
-/// caller.
+/// gives its result, which must match `spec` (xtrace::spec<R>(dims); a dim of -1 is whatever
+/// fn returns, which the rest of the graph is planned for once fn has run), as a tensor; a
+/// mismatch throws signature_error, and exceptions from fn reach the caller.
 template <class F, class R, tensor_like... Xs>
 auto host_function(F fn, const typed_spec<R>& spec, const Xs&... xs) {
     using result = std::invoke_result_t<F&, const xt::xarray<typename Xs::value_type>&...>;

@@ -6,6 +6,7 @@
 
 #include "../config.hpp"
 #include "../eager/apply.hpp"
+#include "../graph/shape_inference.hpp"
 #include "../interp/kernel_choice.hpp"
 #include "tensor_like.hpp"
 
@@ -30,8 +31,13 @@ auto reduction(const X& x, std::optional<std::vector<std::int64_t>> axes, bool k
                   "xtrace::cast<T>(x) first");
     std::vector<std::int64_t> all;
     if (!axes) {
-        all.resize(x.rank());
-        std::iota(all.begin(), all.end(), std::int64_t(0));
+        if constexpr (symbolic_tensor<X>)
+            if (!x.rank_known()) // every axis, whatever the rank turns out to be
+                all = {graph::every_axis};
+        if (all.empty()) {
+            all.resize(x.rank());
+            std::iota(all.begin(), all.end(), std::int64_t(0));
+        }
     }
     std::vector<std::int64_t> list = axes ? std::move(*axes) : std::move(all);
     if constexpr (symbolic_tensor<X>)

@@ -133,12 +133,17 @@ XTRACE_DECL std::vector<shape_t> bind_shapes(const graph::graph& g,
 #define XTRACE_X(name) case op_kind::name:
             XTRACE_SHAPE_OPS(XTRACE_X)
 #undef XTRACE_X
-            shapes[id] = graph::shape_op_result(n.op, in(0), n.shape_attributes());
+            shapes[id] = graph::shape_op_result(n.op, in(0),
+                                                n.rank_pending
+                                                    ? graph::normalize_shape_op(n.op, in(0), n.axes)
+                                                    : n.shape_attributes());
             break;
 #define XTRACE_X(name, domain) case op_kind::name:
             XTRACE_REDUCTION_OPS(XTRACE_X)
 #undef XTRACE_X
-            shapes[id] = graph::reduce_shape(in(0), n.axes, n.keep_dims);
+            shapes[id] = graph::reduce_shape(
+                in(0), n.rank_pending ? graph::normalize_axes(n.op, in(0), n.axes) : n.axes,
+                n.keep_dims);
             break;
         case op_kind::sum_to:
             shapes[id] = graph::sum_to_shape(in(0), in(1));

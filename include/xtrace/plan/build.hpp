@@ -3,6 +3,7 @@
 
 // Planning, phase by phase (each in its own header):
 //   bind_shapes    concrete shapes of every node                  bind_shapes.hpp
+//   bind_ranks     axes written for an unknown rank, normalised   bind_ranks.hpp
 //   choose_views   which shape ops read their input in place      views.hpp
 //   partition      nodes grouped into fused regions and steps     partition.hpp
 //   assign_homes   where each value lives                         homes.hpp
@@ -13,6 +14,7 @@
 
 #include "../config.hpp"
 #include "../graph/graph.hpp"
+#include "bind_ranks.hpp"
 #include "bind_shapes.hpp"
 #include "homes.hpp"
 #include "partition.hpp"

@@ -122,6 +122,15 @@ struct plan {
     /// single output, in the order of the expression type; empty when they cannot be used
     /// (several outputs, too many leaves, or an argument of another shape than the output).
     std::vector<graph::node_id> fused_leaves;
+    /// The graph this plan binds when it is not the one given to plan::build: a copy whose
+    /// rank-pending nodes have their axes normalised for these shapes (plan/bind_ranks.hpp);
+    /// same node ids. Null when the given graph is bound as it is.
+    std::shared_ptr<const graph::graph> bound_graph;
+
+    /// The graph to run this plan with, given the graph it was built from.
+    const graph::graph& graph_for(const graph::graph& g) const noexcept {
+        return bound_graph ? *bound_graph : g;
+    }
 };
 
 } // namespace xtrace::plan

@@ -12,6 +12,7 @@
 #include <algorithm>
 #include <array>
 #include <cstring>
+#include <initializer_list>
 #include <memory>
 #include <span>
 #include <string>
@@ -123,8 +124,8 @@ public:
     graph::node_id add_print(std::string label, std::span<const graph::node_id> inputs,
                              std::vector<graph::print_fn> printers);
 
-    /// A host callback over `inputs` producing a tensor of `type` and `shape` (fully known); a
-    /// side effect like print.
+    /// A host callback over `inputs` producing a tensor of `type` and `shape` (at the top level
+    /// dims may be unknown: the callback tells them); a side effect like print.
     graph::node_id add_host_function(dtype type, shape_t shape,
                                      std::span<const graph::node_id> inputs,
                                      std::shared_ptr<const graph::host_call> call);
@@ -179,6 +180,11 @@ public:
 
     /// The same for node `id` used by `what`: the message names its dtype and shape.
     void check_open(std::string_view what, graph::node_id id) const;
+
+    /// Throws tracing_error naming `op` when one of `inputs` has unknown rank (an op that needs
+    /// ranks while tracing: matmul, sum_to).
+    void refuse_unknown_rank(std::string_view op,
+                             std::initializer_list<graph::node_id> inputs) const;
 
     /// Names the traced function in messages ("xtrace::function" when unnamed).
     void set_function_name(std::string name) { function_name_ = std::move(name); }

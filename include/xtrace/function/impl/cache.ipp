@@ -88,7 +88,7 @@ XTRACE_DECL bound_trace trace_cache::miss(const signature& call, std::span<const
     const traced t = trace_for(call, tracing_mode::call, trace);
     if (!t.new_trace)
         missed_.fetch_sub(1, std::memory_order_relaxed);
-    auto plan = plan::make_plan(t.entry->g, tensor_shapes(call));
+    auto plan = plan::make_plan(t.entry->planned_graph(), tensor_shapes(call));
     auto b = std::make_shared<binding>();
     b->key.assign(key.begin(), key.end());
     b->statics = values;

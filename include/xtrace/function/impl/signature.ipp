@@ -24,6 +24,10 @@ XTRACE_DECL std::vector<mismatch> compare(const signature& from, const signature
                 out.push_back({kind::value, i});
         } else if (f->type != t->type) {
             out.push_back({kind::dtype, i});
+        } else if (is_unknown_rank(f->dims) || is_unknown_rank(t->dims)) {
+            // An unknown rank fits any shape; compared exactly, only another unknown rank.
+            if (!(is_unknown_rank(f->dims) && (unknown_matches || is_unknown_rank(t->dims))))
+                out.push_back({kind::rank, i});
         } else if (f->dims.size() != t->dims.size()) {
             out.push_back({kind::rank, i});
         } else {
@@ -49,12 +53,18 @@ XTRACE_DECL bool fits(const signature& trace, const signature& call) {
 
 XTRACE_DECL std::optional<signature> relax(const signature& a, const signature& b) {
     const auto found = compare(a, b, false);
-    if (std::any_of(found.begin(), found.end(),
-                    [](const mismatch& m) { return m.what != mismatch::kind::dim; }))
+    if (std::any_of(found.begin(), found.end(), [](const mismatch& m) {
+            return m.what != mismatch::kind::dim && m.what != mismatch::kind::rank;
+        }))
         return std::nullopt;
     signature out = a;
-    for (const mismatch& m : found)
-        tensor_of(out[m.arg])->dims[m.dim] = unknown_dim;
+    for (const mismatch& m : found) { // as TensorFlow: differing dims, then differing ranks
+        shape_t& dims = tensor_of(out[m.arg])->dims;
+        if (m.what == mismatch::kind::rank)
+            dims = unknown_rank_shape();
+        else
+            dims[m.dim] = unknown_dim;
+    }
     return out;
 }
 
@@ -84,8 +94,8 @@ XTRACE_DECL void check_fits(const signature& expected, const signature& call,
         throw signature_error(head + "has dtype " + std::string(dtype_name(got->type)) + ", " +
                               source + " expects " + want);
     case mismatch::kind::rank:
-        throw signature_error(head + "has rank " + std::to_string(got->dims.size()) + " (" +
-                              got->to_string() + "), " + source + " expects " + want);
+        throw signature_error(head + "has rank " + rank_text(got->dims) + " (" + got->to_string() +
+                              "), " + source + " expects " + want);
     case mismatch::kind::dim:
         throw signature_error(head + "dim " + std::to_string(m.dim) + " is " +
                               std::to_string(got->dims[m.dim]) + ", " + source + " expects " +
@@ -96,6 +106,10 @@ XTRACE_DECL void check_fits(const signature& expected, const signature& call,
 
 XTRACE_DECL std::string dim_text(dim_t d) {
     return d < 0 ? std::string("?") : std::to_string(d);
+}
+
+XTRACE_DECL std::string rank_text(const shape_t& dims) {
+    return is_unknown_rank(dims) ? std::string("?") : std::to_string(dims.size());
 }
 
 XTRACE_DECL std::pair<std::size_t, std::size_t> signature_distance(const signature& from,
@@ -136,8 +150,7 @@ XTRACE_DECL std::vector<std::string> differences(const signature& from, const si
                           std::string(dtype_name(t->type)));
             break;
         case mismatch::kind::rank:
-            out.push_back(arg + "rank changed " + std::to_string(f->dims.size()) + " -> " +
-                          std::to_string(t->dims.size()));
+            out.push_back(arg + "rank changed " + rank_text(f->dims) + " -> " + rank_text(t->dims));
             break;
         case mismatch::kind::dim:
             out.push_back(arg + "dim " + std::to_string(m.dim) + " changed " +

@@ -1,9 +1,23 @@
 // The runtime section of graph/text.hpp.
 
+#include "../shape_inference.hpp"
+
 #include <sstream>
 #include <vector>
 
 namespace xtrace::graph {
+
+namespace detail {
+// Axes as the lambda wrote them for an input of unknown rank: "{-1}", "{all}" (every_axis),
+// "{}" (transpose's reversal), normalised only when planned.
+inline std::string pending_axes(const std::vector<std::int64_t>& axes) {
+    std::string out = "{";
+    for (std::size_t i = 0; i < axes.size(); ++i)
+        out +=
+            (i ? "," : "") + (axes[i] == every_axis ? std::string("all") : std::to_string(axes[i]));
+    return out + "}";
+}
+} // namespace detail
 
 XTRACE_DECL std::string node_text(const node& n, std::span<const std::string> operands) {
     std::ostringstream os;
@@ -48,14 +62,17 @@ XTRACE_DECL std::string node_text(const node& n, std::span<const std::string> op
 #undef XTRACE_X
         os << name << '(';
         list(true);
-        os << ", " << shape_string(n.shape_attributes()) << ')';
+        os << ", "
+           << (n.rank_pending ? detail::pending_axes(n.axes) : shape_string(n.shape_attributes()))
+           << ')';
         break;
 #define XTRACE_X(op_name, domain) case op_kind::op_name:
         XTRACE_REDUCTION_OPS(XTRACE_X)
 #undef XTRACE_X
         os << name << '(';
         list(true);
-        os << ", axes=" << shape_string(n.axes) << (n.keep_dims ? ", keep_dims)" : ")");
+        os << ", axes=" << (n.rank_pending ? detail::pending_axes(n.axes) : shape_string(n.axes))
+           << (n.keep_dims ? ", keep_dims)" : ")");
         break;
     case op_kind::scan:
         os << name << '(';

@@ -32,7 +32,7 @@ public:
     executor(const graph::graph& g, const plan::plan& p, std::span<const strided_input> args,
              std::span<void* const> outputs,
              std::span<graph::variable_storage* const> variables = {})
-        : g_(g), p_(p), args_(args), outputs_(outputs), variables_(variables) {}
+        : g_(p.graph_for(g)), p_(p), args_(args), outputs_(outputs), variables_(variables) {}
 
     void run() {
         plan::scratch_scope scratch;

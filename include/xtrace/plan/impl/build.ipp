@@ -12,6 +12,11 @@ namespace xtrace::plan {
 XTRACE_DECL plan build(const graph::graph& g, std::span<const shape_t> arg_shapes) {
     plan p;
     p.shapes = bind_shapes(g, arg_shapes);
+    if (auto bound = bind_ranks(g, p.shapes)) { // traced for an unknown rank
+        plan q = build(*bound, arg_shapes);
+        q.bound_graph = std::move(bound);
+        return q;
+    }
     const view_choice views = choose_views(g);
     const partitioning parts = partition(g, p.shapes, views);
     home_assignment homes = assign_homes(g, p.shapes, views, parts);

@@ -68,7 +68,9 @@ inline void region_text(std::ostream& os, const plan& p, const graph::graph& g, 
 
 } // namespace detail
 
-XTRACE_DECL std::string to_text(const plan& p, const graph::graph& g, const std::string& indent) {
+XTRACE_DECL std::string to_text(const plan& p, const graph::graph& given,
+                                const std::string& indent) {
+    const graph::graph& g = p.graph_for(given); // its axes as bound for this rank
     std::ostringstream os;
     os << indent << "plan: " << p.steps.size() << (p.steps.size() == 1 ? " step" : " steps")
        << ", temps " << p.temp_bytes << " bytes, registers " << p.register_bytes << " bytes\n";

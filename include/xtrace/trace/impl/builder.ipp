@@ -85,9 +85,16 @@ XTRACE_DECL graph::node_id builder::add_reduction(op_kind op, dtype type, graph:
                                                   const graph::reduce_kernels* kernel) {
     check_open(info(op).name);
     graph::node n = make(op, type, {&input, 1});
-    n.axes = graph::normalize_axes(op, g_.nodes[input].shape, std::move(axes));
     n.keep_dims = keep_dims;
     n.reduce = kernel;
+    if (is_unknown_rank(g_.nodes[input].shape)) { // the axes are normalised when planned
+        const bool every = axes.size() == 1 && axes[0] == graph::every_axis;
+        n.axes = std::move(axes);
+        n.rank_pending = true;
+        n.shape = every && !keep_dims ? shape_t{} : unknown_rank_shape();
+        return record(std::move(n), recording::merged);
+    }
+    n.axes = graph::normalize_axes(op, g_.nodes[input].shape, std::move(axes));
     n.shape = graph::reduce_shape(g_.nodes[input].shape, n.axes, keep_dims);
     return record(std::move(n), recording::merged);
 }
@@ -96,15 +103,26 @@ XTRACE_DECL graph::node_id builder::add_shape_op(op_kind op, dtype type, graph::
                                                  std::vector<std::int64_t> attrs) {
     check_open(info(op).name);
     graph::node n = make(op, type, {&input, 1});
-    (op == op_kind::reshape || op == op_kind::broadcast_to ? n.dims : n.axes) =
+    const bool by_dims = op == op_kind::reshape || op == op_kind::broadcast_to;
+    if (!by_dims && is_unknown_rank(g_.nodes[input].shape)) { // normalised when planned
+        n.shape = op == op_kind::transpose && !attrs.empty() ? shape_t(attrs.size(), unknown_dim)
+                                                             : unknown_rank_shape();
+        n.axes = std::move(attrs);
+        n.rank_pending = true;
+        return record(std::move(n), recording::merged);
+    }
+    (by_dims ? n.dims : n.axes) =
         graph::normalize_shape_op(op, g_.nodes[input].shape, std::move(attrs));
-    n.shape = graph::shape_op_result(op, g_.nodes[input].shape, n.shape_attributes());
+    n.shape = is_unknown_rank(g_.nodes[input].shape) // reshape, broadcast_to: checked when planned
+                  ? shape_t(n.dims)
+                  : graph::shape_op_result(op, g_.nodes[input].shape, n.shape_attributes());
     return record(std::move(n), recording::merged);
 }
 
 XTRACE_DECL graph::node_id builder::add_sum_to(dtype type, graph::node_id g, graph::node_id like,
                                                const graph::reduce_kernels* kernel) {
     check_open("sum_to");
+    refuse_unknown_rank("sum_to", {g, like});
     const std::array<graph::node_id, 2> operands{g, like};
     graph::node n = make(op_kind::sum_to, type, operands);
     n.reduce = kernel;
@@ -118,17 +136,20 @@ XTRACE_DECL graph::node_id builder::add_ensure_shape(graph::node_id value, const
     check_open("ensure_shape");
     const shape_t& has = g_.nodes[value].shape;
     graph::check_ensured_shape(has, required, who);
-    bool refines = false; // a dim unknown here that `required` knows: checked when planned
-    for (std::size_t d = 0; d < has.size(); ++d)
-        refines = refines || (has[d] < 0 && required[d] >= 0);
+    if (is_unknown_rank(required))
+        return value;
+    // A rank, or a dim, unknown here that `required` knows: checked when planned.
+    bool refines = is_unknown_rank(has);
+    for (std::size_t d = 0; !refines && d < has.size(); ++d)
+        refines = has[d] < 0 && required[d] >= 0;
     if (!refines)
         return value;
     graph::node n = make(op_kind::ensure_shape, g_.nodes[value].type, {&value, 1});
     n.kernels = identity;
     n.dims = required;
     n.text = std::move(who);
-    n.shape = has;
-    for (std::size_t d = 0; d < has.size(); ++d)
+    n.shape = is_unknown_rank(has) ? required : has;
+    for (std::size_t d = 0; d < n.shape.size(); ++d)
         if (required[d] >= 0)
             n.shape[d] = required[d];
     return record(std::move(n), recording::merged);
@@ -157,6 +178,7 @@ builder::custom_gradient(graph::node_id id) const {
 XTRACE_DECL graph::node_id builder::add_matmul(dtype type, graph::node_id a, graph::node_id b,
                                                graph::matmul_fn kernel) {
     check_open("matmul");
+    refuse_unknown_rank("matmul", {a, b});
     const std::array<graph::node_id, 2> operands{a, b};
     graph::node n = make(op_kind::matmul, type, operands);
     n.matmul = kernel;
@@ -178,9 +200,14 @@ XTRACE_DECL graph::node_id
 builder::add_host_function(dtype type, shape_t shape, std::span<const graph::node_id> inputs,
                            std::shared_ptr<const graph::host_call> call) {
     check_open("host_function");
-    if (!is_fully_known(shape))
+    // At a function's top level the graph runs in stages around such a host function
+    // (plan/stages.hpp); a body's results must have shapes its cond or loop can plan for.
+    if (parent_ && !is_fully_known(shape))
         throw xtrace::detail::needs_known_dims(
-            "xtrace::host_function: the spec's dims must all be known, got " + shape_string(shape));
+            "xtrace::host_function: inside a cond, switch_case, while_loop or scan body the "
+            "spec's dims must all be known, got " +
+            shape_string(shape) +
+            "; call the host_function outside the body, or give its spec known dims");
     graph::node n = make(op_kind::host_function, type, inputs);
     n.shape = std::move(shape);
     n.host = std::move(call);
@@ -310,6 +337,18 @@ XTRACE_DECL graph::graph builder::extract(graph::node_id id) const {
     g.nodes.assign(g_.nodes.begin(), g_.nodes.begin() + id + 1);
     g.outputs = {id};
     return prune(std::move(g));
+}
+
+XTRACE_DECL void builder::refuse_unknown_rank(std::string_view op,
+                                              std::initializer_list<graph::node_id> inputs) const {
+    for (graph::node_id in : inputs)
+        if (is_unknown_rank(g_.nodes[in].shape))
+            throw tracing_error(
+                "xtrace::" + std::string(op) + ": an operand has unknown rank (" +
+                std::string(dtype_name(g_.nodes[in].type)) +
+                "[...], from a spec of xtrace::any_rank); " + std::string(op) +
+                " needs its operands' ranks while tracing: give the signature a rank, e.g. "
+                "xtrace::spec<T>({-1, -1})");
 }
 
 XTRACE_DECL graph::graph builder::finish() {
