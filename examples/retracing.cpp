@@ -42,9 +42,9 @@ int main() {
     auto centred = xtrace::function([](auto x) { return x - xtrace::mean(x); },
                                     xtrace::options{.reduce_retracing = true});
     centred(xt::xarray<float>(1.f));
-    centred(xt::xarray<float>{1.f});          // rank changed 0 -> 1: traces float32[...]
-    centred(xt::xarray<float>{1.f, 2.f});     // fits float32[...]
-    centred(xt::xarray<float>{{1.f}, {2.f}}); // so does a matrix
+    centred(xt::xarray<float>{1.f});                    // rank changed 0 -> 1: traces float32[...]
+    centred(xt::xarray<float>{1.f, 2.f});               // fits float32[...]
+    centred(xt::xarray<float>{{1.f, 2.f}, {3.f, 4.f}}); // so does a matrix
     expect(centred.tracing_count() == 2, "an unknown rank serves every later shape");
 
     // A spec of any rank: one trace for scalars, vectors and matrices alike.

@@ -32,9 +32,14 @@ TEST_CASE("reduce_retracing: shapes [2], [3], [4] trace 1, 2, 2 times") {
     const auto sigs = f.pretty_printed_signatures();
     CHECK(sigs.back() == "(x0: float32[?]) -> float32[?]");
     CHECK(f.retrace_reasons() == std::vector<std::string>{"arg 0: dim 0 changed 2 -> 3"});
-    // A new rank cannot be relaxed into the existing traces: a new exact trace.
+    // A new rank relaxes to an unknown rank, where the lambda's x.shape() has no answer: the
+    // relaxed trace gives way to an exact trace of the call's shapes.
     f(ones({2, 2}));
     CHECK(f.tracing_count() == 3);
+    CHECK(f.retrace_reasons().back() ==
+          "arg 0: rank changed 1 -> 2 (a relaxed trace needed known dims or rank: traced this "
+          "call's shapes)");
+    CHECK(f.pretty_printed_signatures().back() == "(x0: float32[2,2]) -> float32[2,2]");
 }
 
 TEST_CASE("reduce_retracing: a relaxed trace binds each concrete shape without tracing") {

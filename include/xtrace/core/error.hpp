@@ -38,8 +38,9 @@ public:
 };
 
 namespace detail {
-/// A tracing_error raised because a dim the trace left unknown had to be known (a
-/// host_function's result spec): a relaxed trace gives way to the call's exact signature.
+/// A tracing_error raised because a dim or a rank the trace left unknown had to be known (a
+/// host_function's result spec in a body, x.shape() or a matmul on a tensor of unknown rank):
+/// a relaxed trace gives way to the call's exact signature.
 class needs_known_dims : public tracing_error {
 public:
     using tracing_error::tracing_error;

@@ -86,7 +86,7 @@ private:
     const graph::node& known_rank_node() const {
         const graph::node& n = node();
         if (is_unknown_rank(n.shape))
-            throw tracing_error(
+            throw xtrace::detail::needs_known_dims(
                 "xtrace: a " + std::string(dtype_name(n.type)) +
                 " tensor of unknown rank (from a spec of xtrace::any_rank) has no shape or rank "
                 "while tracing; both are known only when the graph runs. Give the signature a "

@@ -378,9 +378,10 @@ XTRACE_DECL std::int64_t scan_length(std::span<const shape_t> xs) {
     std::size_t known = 0;
     for (std::size_t k = 0; k < xs.size(); ++k) {
         if (is_unknown_rank(xs[k])) // its slices' rank would be unknown too
-            throw tracing_error("xtrace::scan: scanned tensor " + std::to_string(k) +
-                                " has unknown rank (from a spec of xtrace::any_rank); scan "
-                                "slices it while tracing: give the signature a rank");
+            throw xtrace::detail::needs_known_dims(
+                "xtrace::scan: scanned tensor " + std::to_string(k) +
+                " has unknown rank (from a spec of xtrace::any_rank); scan "
+                "slices it while tracing: give the signature a rank");
         if (xs[k].empty())
             throw shape_error("xtrace::scan: scanned tensor " + std::to_string(k) +
                               " is 0-d; each scanned tensor is sliced along its leading dim, so "

@@ -169,10 +169,11 @@ namespace xtrace::detail {
 
 XTRACE_DECL void check_predicate(const shape_t& s, std::string_view what) {
     if (is_unknown_rank(s)) // would pick a branch before its rank could be checked
-        throw tracing_error("xtrace::" + std::string(what) +
-                            " has unknown rank (computed from a spec of xtrace::any_rank); it "
-                            "must be known to be 0-d while tracing: reduce it (xtrace::sum, "
-                            "xtrace::max, ...) or give the signature a rank");
+        throw xtrace::detail::needs_known_dims(
+            "xtrace::" + std::string(what) +
+            " has unknown rank (computed from a spec of xtrace::any_rank); it "
+            "must be known to be 0-d while tracing: reduce it (xtrace::sum, "
+            "xtrace::max, ...) or give the signature a rank");
     if (!s.empty())
         throw shape_error("xtrace::" + std::string(what) +
                           " must be a 0-d bool tensor, got shape " + shape_string(s));

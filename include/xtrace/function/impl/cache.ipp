@@ -56,12 +56,13 @@ XTRACE_DECL trace_cache::traced trace_cache::trace_for(const signature& call, tr
     try {
         out.entry = trace(target);
     } catch (const detail::needs_known_dims&) {
-        if (target == call || mode == tracing_mode::exact)
-            throw;
-        // reduce_retracing's relaxed dims reached something that needs them known (a
-        // host_function spec made from x.shape()): trace this call's own shapes instead.
+        if (target == call || mode == tracing_mode::exact || opts_.input_signature)
+            throw; // an input_signature's dims are the user's word: no other trace stands in
+        // reduce_retracing's relaxed dims or rank reached something that needs them known (a
+        // host_function spec in a body, x.shape() on an unknown rank): trace this call's own
+        // shapes instead.
         out.entry = trace(call);
-        out.reason += " (a relaxed trace needed known dims: traced this call's shapes)";
+        out.reason += " (a relaxed trace needed known dims or rank: traced this call's shapes)";
     }
     return out;
 }
