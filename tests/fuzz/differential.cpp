@@ -1,11 +1,11 @@
 // The random-program differential tester. Each program runs as a traced function (with and
-// without static fusion, into fresh results and into the caller's arrays, traced once for
-// arguments of any rank, on contiguous arguments and again, from the cache, on strided and
-// transposed ones) and eagerly on xtensor; the
-// results must agree: bit for bit where every path computes exactly (integers, bools, comparisons,
-// IEEE-exact float ops), within a loose tolerance where the paths may round differently
-// (transcendentals, float sums), and with the same exception where one throws. A mismatch prints
-// the seed and the program, minimised, as C++ ready to paste into a regression test.
+// without static fusion, into fresh results and into the caller's arrays, with every argument
+// donated, traced once for arguments of any rank, on contiguous arguments and again, from the
+// cache, on strided and transposed ones) and eagerly on xtensor; the results must agree: bit for
+// bit where every path computes exactly (integers, bools, comparisons, IEEE-exact float ops),
+// within a loose tolerance where the paths may round differently (transcendentals, float sums), and
+// with the same exception where one throws. A mismatch prints the seed and the program, minimised,
+// as C++ ready to paste into a regression test.
 //
 // XTRACE_FUZZ_SECONDS (default 30) bounds the run, XTRACE_FUZZ_PROGRAMS the count, and
 // XTRACE_FUZZ_SEED (default 1) picks the programs. Built with XTRACE_FUZZ_ONNX (the target
@@ -379,6 +379,11 @@ std::string check(const program& p, std::uint64_t seed) {
                         in.x5.view());
         return r;
     });
+    const outcome donated = attempt([&] { // every argument an rvalue array it may write into
+        return fused(xt::xarray<float>(in.x0.values), xt::xarray<float>(in.x1.values),
+                     xt::xarray<double>(in.x2.values), xt::xarray<std::int32_t>(in.x3.values),
+                     xt::xarray<std::int64_t>(in.x4.values), xt::xarray<bool>(in.x5.values));
+    });
     // Traced once for arguments of any rank (every axis normalised when planned): what needs a
     // rank while tracing may refuse with a tracing_error, nothing else may differ.
     options any_rank = quiet;
@@ -389,7 +394,7 @@ std::string check(const program& p, std::uint64_t seed) {
     auto unranked = xtrace::function(lambda_of(p), any_rank);
     outcome unranked_run = attempt([&] { return call(unranked); });
     if (!unranked_run.values && needs_rank(p) &&
-        unranked_run.error_type == typeid(tracing_error).name() &&
+        unranked_run.error_type == typeid(xtrace::detail::needs_known_dims).name() &&
         unranked_run.error.find("unknown rank") != std::string::npos) {
         ++rank_refusals();
         unranked_run = eager; // a refusal the program explains
@@ -412,6 +417,7 @@ std::string check(const program& p, std::uint64_t seed) {
              std::pair{"call_into", &into},
              std::pair{"traced on strided arguments", &strided},
              std::pair{"traced for any rank", static_cast<const outcome*>(&unranked_run)},
+             std::pair{"traced with donated arguments", &donated},
 #ifdef XTRACE_FUZZ_ONNX
              std::pair{"exported to ONNX and loaded", &onnx},
 #endif

@@ -14,6 +14,7 @@
 #include <cstddef>
 #include <span>
 #include <tuple>
+#include <type_traits>
 #include <utility>
 
 namespace xtrace::function_detail {
@@ -90,14 +91,17 @@ auto run_graph(const trace_entry& trace, const plan::plan& p,
     return out;
 }
 
-/// True when `bytes` bytes at `out` share memory with any argument in `inputs` (of the graph's
-/// arg dtypes and the plan's shapes): writing there could change what the call still reads.
+/// True when `bytes` bytes at `out` share memory with any argument in `inputs` but the one at
+/// `skip` (of the graph's arg dtypes and the plan's shapes): writing there could change what
+/// the call still reads.
 inline bool overlaps_inputs(const trace_entry& trace, const plan::plan& p,
                             std::span<const interp::strided_input> inputs, const void* out,
-                            std::size_t bytes) {
+                            std::size_t bytes, std::size_t skip = std::size_t(-1)) {
     const auto* lo = static_cast<const std::byte*>(out);
     const auto* hi = lo + bytes;
     for (std::size_t k = 0; k < inputs.size() && k < trace.g.args.size(); ++k) {
+        if (k == skip)
+            continue;
         const graph::node_id a = trace.g.args[k];
         const shape_t& s = p.shapes[a];
         const auto size = static_cast<std::ptrdiff_t>(dtype_size(trace.g[a].type));
@@ -115,6 +119,114 @@ inline bool overlaps_inputs(const trace_entry& trace, const plan::plan& p,
             return true;
     }
     return false;
+}
+
+/// Arguments of a call that may donate: the call's arguments, forwarded (see donates_v).
+template <class... Args>
+struct donated_arguments {
+    std::tuple<Args&&...> args;
+};
+
+template <class D>
+inline constexpr bool is_donated_arguments_v = false;
+template <class... Args>
+inline constexpr bool is_donated_arguments_v<donated_arguments<Args...>> = true;
+
+/// True for xt::xarray<T> (the arrays a result is made of, and so can be donated into one).
+template <class A>
+struct is_xarray : std::false_type {};
+template <class T>
+struct is_xarray<xt::xarray<T>> : std::true_type {};
+
+/// True for an argument the caller donates (A as a forwarding reference deduces it): an
+/// xt::xarray passed as a non-const rvalue.
+template <class A>
+inline constexpr bool donated_v =
+    !std::is_reference_v<A> && !std::is_const_v<A> && is_xarray<A>::value;
+
+/// True when some argument of a call is donated.
+template <class... Args>
+inline constexpr bool donates_v = (donated_v<Args> || ...);
+
+/// The array at tensor position `t` of `d` when it is donated and holds T, else nullptr.
+template <class T, class... Args>
+xt::xarray<T>* donor_at(std::size_t t, donated_arguments<Args...>& d) {
+    xt::xarray<T>* found = nullptr;
+    [&]<std::size_t... I>(std::index_sequence<I...>) {
+        std::size_t position = 0; // among the tensor arguments
+        auto visit = [&]<std::size_t J>(std::integral_constant<std::size_t, J>) {
+            using A = std::tuple_element_t<J, std::tuple<Args...>>;
+            if constexpr (tensor_argument<A>) {
+                if constexpr (donated_v<A> && std::is_same_v<std::remove_cvref_t<A>, xt::xarray<T>>)
+                    if (position == t)
+                        found = &std::get<J>(d.args);
+                ++position;
+            }
+        };
+        (visit(std::integral_constant<std::size_t, I>{}), ...);
+    }
+    (std::index_sequence_for<Args...>{});
+    return found;
+}
+
+/// run_graph, writing each output the plan lets take a donated argument's buffer into that
+/// buffer (the argument's array is moved into the result); the others are made fresh.
+template <class Traced, class... Args>
+auto run_graph_donated(const trace_entry& trace, const plan::plan& p,
+                       std::span<const interp::strided_input> inputs,
+                       std::span<graph::variable_storage* const> variables,
+                       donated_arguments<Args...>& donated) {
+    if (trace.stages) // the outputs' shapes are known only as the stages run
+        return run_graph<Traced>(trace, p, inputs, variables);
+    using outs = outputs_of<Traced>;
+    using result = typename outs::result;
+    constexpr std::size_t n_out = std::tuple_size_v<typename outs::types>;
+    const graph::graph& g = trace.g;
+    std::uint64_t taken = 0; // argument positions already given to an output
+    auto make = [&](auto tag, std::size_t k) {
+        using T = typename decltype(tag)::type;
+        const shape_t& s = p.shapes[g.outputs[k]];
+        for (const std::uint32_t at : p.donations[k]) {
+            xt::xarray<T>* d = at < 64 && !(taken >> at & 1) ? donor_at<T>(at, donated) : nullptr;
+            if (d) {
+                const bool fits =
+                    d->size() == static_cast<std::size_t>(num_elements(s)) &&
+                    d->dimension() == s.size() &&
+                    std::equal(s.begin(), s.end(), d->shape().begin(), [](dim_t x, std::size_t y) {
+                        return static_cast<std::size_t>(x) == y;
+                    });
+                // Another argument reading the same memory would see the results early.
+                if (fits && d->data() == inputs[at].data &&
+                    !overlaps_inputs(trace, p, inputs, d->data(), d->size() * sizeof(T), at)) {
+                    taken |= std::uint64_t(1) << at;
+                    return xt::xarray<T>(std::move(*d));
+                }
+            }
+        }
+        typename xt::xarray<T>::shape_type shape(s.begin(), s.end());
+        return xt::xarray<T>::from_shape(shape);
+    };
+    result out = [&]<std::size_t... K>(std::index_sequence<K...>) {
+        if constexpr (outs::single)
+            return make(std::type_identity<std::tuple_element_t<0, typename outs::types>>{}, 0);
+        else
+            return result(
+                make(std::type_identity<std::tuple_element_t<K, typename outs::types>>{}, K)...);
+    }
+    (std::make_index_sequence<n_out>{});
+    std::array<void*, n_out> ptrs;
+    if constexpr (outs::single)
+        ptrs[0] = out.data();
+    else
+        std::apply(
+            [&](auto&... xs) {
+                std::size_t k = 0;
+                ((ptrs[k++] = xs.data()), ...);
+            },
+            out);
+    if (!interp::execute_fused(trace.fused, g, p, inputs, ptrs[0]))
+        interp::execute(g, p, inputs, ptrs, variables);
+    return out;
 }
 
 /// Runs a trace's graph bound by `plan` on `inputs` into `out`, Traced's result type (or a tuple

@@ -65,6 +65,30 @@ public:
         }
     }
 
+    /// The same call, donating each argument passed as a non-const rvalue xt::xarray (JAX's
+    /// donate_argnums): a result of its dtype and shape that the graph computes elementwise
+    /// after its last read is written into its buffer, which the result then owns, so
+    /// `x = f(std::move(x))` in a loop allocates nothing. An argument that cannot be donated
+    /// (its buffer still read later, another shape, shared with another argument) is read as
+    /// usual and left as it was.
+    template <class... Args>
+    requires(function_detail::donates_v<Args...>) auto operator()(Args&&... args) const {
+        if constexpr (!(function_detail::valid_argument_v<std::remove_cvref_t<Args>> && ...) ||
+                      (symbolic_tensor<std::remove_cvref_t<Args>> || ...) ||
+                      (eager_tensor_type<std::remove_cvref_t<Args>> || ...) ||
+                      !function_detail::traceable_v<F, std::remove_cvref_t<Args>...>) {
+            return (*this)(std::as_const(args)...); // reports, or runs, as without donation
+        } else if constexpr (!function_detail::outputs_of<graph_type<Args...>>::valid) {
+            return (*this)(std::as_const(args)...);
+        } else {
+            if (functions_run_eagerly())
+                return (*this)(std::as_const(args)...);
+            function_detail::donated_arguments<Args...> donated{
+                std::forward_as_tuple(std::forward<Args>(args)...)};
+            return run_traced<graph_type<Args...>>(donated, std::as_const(args)...);
+        }
+    }
+
     /// Runs the function as a call does, writing its result into memory the caller owns: `out`
     /// is an xt::xarray of the result's element type, or for several results a tuple of
     /// references to them (`std::tie(a, b)`). Each is resized only when its shape differs, so a
@@ -198,6 +222,11 @@ private:
         if constexpr (std::is_same_v<std::remove_cvref_t<Into>, std::nullptr_t>) {
             auto out = function_detail::run_graph<Traced>(*r.trace, *r.plan, frame.inputs(),
                                                           frame.variable_storages());
+            account();
+            return out;
+        } else if constexpr (function_detail::is_donated_arguments_v<std::remove_cvref_t<Into>>) {
+            auto out = function_detail::run_graph_donated<Traced>(*r.trace, *r.plan, frame.inputs(),
+                                                                  frame.variable_storages(), into);
             account();
             return out;
         } else {

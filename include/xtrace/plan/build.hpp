@@ -9,6 +9,8 @@
 //   assign_homes   where each value lives                         homes.hpp
 //   order_steps    the groups in dependency order, made steps     steps.hpp, registers.hpp
 //   plan_controls  cond and while_loop bodies, planned in turn    here
+//   donations      outputs that may take a donated argument's     donation.hpp
+//                  buffer
 // Set XTRACE_LOG_PLANS=1 in the environment to have make_plan write each plan it makes to
 // std::clog (plan/text.hpp's format).
 
@@ -16,6 +18,7 @@
 #include "../graph/graph.hpp"
 #include "bind_ranks.hpp"
 #include "bind_shapes.hpp"
+#include "donation.hpp"
 #include "homes.hpp"
 #include "partition.hpp"
 #include "plan.hpp"

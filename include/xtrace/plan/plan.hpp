@@ -126,6 +126,9 @@ struct plan {
     /// rank-pending nodes have their axes normalised for these shapes (plan/bind_ranks.hpp);
     /// same node ids. Null when the given graph is bound as it is.
     std::shared_ptr<const graph::graph> bound_graph;
+    /// Per output: the argument positions whose buffers it may be written into when the
+    /// caller donates them (plan/donation.hpp); each argument goes to one output at most.
+    std::vector<std::vector<std::uint32_t>> donations;
 
     /// The graph to run this plan with, given the graph it was built from.
     const graph::graph& graph_for(const graph::graph& g) const noexcept {
