@@ -552,6 +552,13 @@ private:
         }
         auto* scan = node(out, "Scan", inputs, results);
         int_attribute(scan, "num_scan_inputs", n.scanned);
+        if (n.reverse) { // ONNX: each scanned input read backwards, each output prepended
+            ints_attribute(scan, "scan_input_directions",
+                           std::vector<std::int64_t>(static_cast<std::size_t>(n.scanned), 1));
+            ints_attribute(scan, "scan_output_directions",
+                           std::vector<std::int64_t>(
+                               body.outputs.size() - static_cast<std::size_t>(n.carried), 1));
+        }
         graph_attribute(scan, "body", std::move(sub));
         return results;
     }

@@ -13,6 +13,7 @@
 #include <algorithm>
 #include <cmath>
 #include <numeric>
+#include <optional>
 
 namespace xtrace::onnx::detail {
 
@@ -1104,8 +1105,8 @@ private:
         return out;
     }
 
-    // Scan(state..., xs...) (opset 9 on) as a scan node: slices and stacks along axis 0, forward;
-    // other axes and reversed directions are refused.
+    // Scan(state..., xs...) (opset 9 on) as a scan node: slices and stacks along axis 0, all
+    // forward or all reversed; other axes and mixed directions are refused.
     std::vector<tval> scan(const op_context& c) {
         if (m_.opset < 9)
             throw model_error(c.who + ": Scan before opset 9 (with sequence_lens) is not lowered");
@@ -1115,13 +1116,29 @@ private:
             throw model_error(c.who + ": num_scan_inputs is " + std::to_string(scanned) + " for " +
                               std::to_string(c.in.size()) + " inputs");
         const auto carried = c.in.size() - static_cast<std::size_t>(scanned);
-        for (const char* a : {"scan_input_axes", "scan_input_directions", "scan_output_axes",
-                              "scan_output_directions"})
+        for (const char* a : {"scan_input_axes", "scan_output_axes"})
             if (const auto v = c.attrs.get_ints(a))
                 for (std::int64_t x : *v)
                     if (x != 0)
-                        throw model_error(c.who + ": " + a +
-                                          " other than 0 (axis 0, forward) is not lowered");
+                        throw model_error(c.who + ": " + a + " other than 0 is not lowered");
+        // Every input and output forward, or every one reversed (what xtrace's own reverse
+        // scans export as); a mix is refused. An absent list means all forward.
+        std::optional<std::int64_t> direction;
+        const std::size_t stacked_outputs =
+            static_cast<std::size_t>(std::max(0, body.output_size() - static_cast<int>(carried)));
+        for (const auto& [a, count] :
+             {std::pair{"scan_input_directions", static_cast<std::size_t>(scanned)},
+              std::pair{"scan_output_directions", stacked_outputs}}) {
+            const auto v = c.attrs.get_ints(a);
+            for (std::size_t k = 0; k < count; ++k) {
+                const std::int64_t x = v && k < v->size() ? (*v)[k] : 0;
+                if ((x != 0 && x != 1) || (direction && *direction != x))
+                    throw model_error(c.who + ": " + a +
+                                      " mixes directions; only all forward (0) or all reversed "
+                                      "(1) is lowered");
+                direction = x;
+            }
+        }
         if (body.input_size() != static_cast<int>(c.in.size()))
             throw model_error(c.who + ": the body takes " + std::to_string(body.input_size()) +
                               " inputs for " + std::to_string(c.in.size()));
@@ -1173,8 +1190,9 @@ private:
         }
         const auto ins = inputs.size();
         trace::bind_captures(inputs, ins, ins, bodies);
-        const auto ids = b.add_scan(std::move(inputs), bodies[0].g, results,
-                                    static_cast<std::int64_t>(carried), scanned);
+        const auto ids =
+            b.add_scan(std::move(inputs), bodies[0].g, results, static_cast<std::int64_t>(carried),
+                       scanned, direction == std::int64_t(1));
         std::vector<tval> out;
         for (auto id : ids)
             out.push_back(node(b, id));

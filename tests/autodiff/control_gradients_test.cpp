@@ -2,6 +2,7 @@
 // finite differences (away from the predicate's switching point) and hand values.
 
 #include "autodiff/finite_differences.hpp"
+#include "support/eager_scope.hpp"
 
 using namespace xtrace::testing;
 
@@ -67,6 +68,23 @@ TEST_CASE("while_loop: gradients through a data-dependent trip count, loop varia
         return xtrace::sum(v * c);
     };
     check_gradients(capped, uniform({4}, -1.0, 1.0), uniform({4}, 0.5, 1.5));
+}
+
+TEST_CASE("while_loop under run_functions_eagerly: the gradient a trace gives, not zeros") {
+    // Regression: recorded on deferred tensors, the loop ran at once and its results no longer
+    // depended on x, so grad gave zeros.
+    auto f = [](auto x) {
+        auto v = xtrace::while_loop([](auto s) { return xtrace::sum(s) < 10.0; },
+                                    [&](auto s) { return s * 1.25 + xtrace::sin(x); }, x);
+        return xtrace::sum(xtrace::square(v));
+    };
+    auto g = xtrace::function(xtrace::grad(f), quiet());
+    const xt::xarray<double> x = {0.5, 0.7};
+    const xt::xarray<double> traced = g(x);
+    eager_scope eager;
+    const xt::xarray<double> eagerly = g(x);
+    CHECK(close(eagerly, traced, 4, 1e-12));
+    CHECK(xt::amax(xt::abs(eagerly))() > 1.0);
 }
 
 TEST_CASE("while_loop: an RNN over a fixed number of steps, an int counter among the loop "

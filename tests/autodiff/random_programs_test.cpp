@@ -1,8 +1,8 @@
 // Gradients of random programs against central finite differences: smooth float64 ops (so that
 // differences are exact to their own error), broadcasting between [m,n], [n] and [] values,
-// reductions (sum, mean, max, prod), softmax, matmul, transposes, conds on the data and counted
-// while_loops, chained at random; every gradient rule on the way is exercised in combination
-// with the others.
+// reductions (sum, mean, max, prod), softmax, matmul, transposes, conds on the data, counted
+// while_loops and scans over rows, chained at random; every gradient rule on the way is exercised
+// in combination with the others.
 
 #include "autodiff/finite_differences.hpp"
 
@@ -34,7 +34,8 @@ enum class kind {
     transpose,
     max_shift,
     prod_scale,
-    loop
+    loop,
+    scan
 };
 
 struct step {
@@ -53,7 +54,7 @@ program random_program(std::size_t m, std::size_t n, int steps) {
     p.shapes = {{m, n}, {n}};
     auto pick = [&] { return static_cast<int>(rng()() % p.shapes.size()); };
     for (int s = 0; s < steps; ++s) {
-        const auto k = static_cast<kind>(rng()() % 21);
+        const auto k = static_cast<kind>(rng()() % 22);
         int a = pick(), b = pick();
         const auto& sa = p.shapes[static_cast<std::size_t>(a)];
         const auto& sb = p.shapes[static_cast<std::size_t>(b)];
@@ -85,6 +86,10 @@ program random_program(std::size_t m, std::size_t n, int steps) {
         case kind::gram:
         case kind::transpose:
             if (sa.size() != 2 || sa[1] == 1)
+                continue;
+            break;
+        case kind::scan:
+            if (sa.size() != 2)
                 continue;
             break;
         case kind::max_shift:
@@ -181,6 +186,16 @@ auto as_function(const program& p) {
                     xtrace::erase(xtrace::cast<std::int32_t>(xtrace::sum(a) * 0.0)), a);
                 (void)k;
                 v.push_back(xtrace::erase(r));
+                break;
+            }
+            case kind::scan: { // over a's rows: a carry, a captured value, the stacked steps
+                const auto shift = xtrace::sum(b) * 0.3;
+                auto [c, rows] = xtrace::scan(
+                    [&](auto carry, auto row) {
+                        return std::tuple(xtrace::tanh(carry * row + shift), carry * row);
+                    },
+                    xtrace::erase(xtrace::sum(a, {0}) * 0.1), a);
+                v.push_back(xtrace::erase(rows + xtrace::sum(c)));
                 break;
             }
             case kind::cond: // a branch on the data; both branches keep a's shape

@@ -278,26 +278,6 @@ TEST_CASE("scan's shape errors, traced and eager") {
           scalar);
 }
 
-TEST_CASE("gradients through a scan are refused with the op named") {
-    auto f = xtrace::function(
-        [](auto init, auto xs) {
-            auto [c, ys] = xtrace::scan(
-                [](auto a, auto x) {
-                    auto next = a * x;
-                    return std::tuple(next, next);
-                },
-                init, xs);
-            return xtrace::gradients(xtrace::sum(ys), init);
-        },
-        quiet());
-    try {
-        f(xt::xarray<double>(1.), xt::xarray<double>{2., 3.});
-        FAIL("no tracing_error");
-    } catch (const xtrace::tracing_error& e) {
-        CHECK(std::string(e.what()).find("scan has no gradient yet") != std::string::npos);
-    }
-}
-
 TEST_CASE("scan in plain code, on variable reads, computes now") {
     xtrace::variable<float> acc(xt::xarray<float>{0.f, 0.f}, "acc");
     xtrace::variable<float> rows(xt::xarray<float>{{1.f, 2.f}, {3.f, 4.f}}, "rows");

@@ -321,11 +321,12 @@ private:
     void refuse_unknown_rank(T_id id, const std::string& what) const {
         const graph::node& n = r_.at(id);
         if (is_unknown_rank(n.shape))
-            throw tracing_error("xtrace::gradients: " + what + " (" + std::string(info(n.op).name) +
-                                ", " + std::string(dtype_name(n.type)) +
-                                "[...]) has unknown rank; gradients need ranks known while "
-                                "tracing: give the signature a rank, e.g. "
-                                "xtrace::spec<T>({-1, -1}) instead of xtrace::any_rank");
+            throw xtrace::detail::needs_known_dims(
+                "xtrace::gradients: " + what + " (" + std::string(info(n.op).name) + ", " +
+                std::string(dtype_name(n.type)) +
+                "[...]) has unknown rank; gradients need ranks known while "
+                "tracing: give the signature a rank, e.g. "
+                "xtrace::spec<T>({-1, -1}) instead of xtrace::any_rank");
     }
 
     void step(T_id id, T_id g) {
@@ -346,7 +347,7 @@ private:
         if (n.op == op_kind::while_loop)
             return differentiate_loop(id, n);
         if (n.op == op_kind::scan) // before the dtype test: the node's own dtype is a placeholder
-            no_rule(n);
+            return differentiate_scan(id, n);
         if (!differentiable(n.type))
             return; // comparisons, logic, integer values: no gradient (TensorFlow: None)
         const auto in = [&](std::size_t k) { return n.inputs[k]; };
@@ -656,6 +657,171 @@ private:
             add(init[float_vars[a]], back[1 + a]);
         for (std::size_t c = 0; c < float_caps.size(); ++c)
             add(captures[float_caps[c]], back[1 + float_vars.size() + c]);
+    }
+
+    // A scan's gradient, as TensorFlow's accumulators do for loops: the scan run again with
+    // every step's incoming carries stacked (O(N) memory), then a scan in the other direction
+    // over those,
+    // the scanned slices and the per-step outputs' adjoints, applying the body's
+    // vector-Jacobian product at each step. Linear in N in time and memory.
+    void differentiate_scan(T_id id, const graph::node& n) {
+        check_replayable(n);
+        const graph::graph& body = *n.bodies[0];
+        const auto carried = static_cast<std::size_t>(n.carried);
+        const auto scanned = static_cast<std::size_t>(n.scanned);
+        const std::size_t outputs = body.outputs.size();
+        const std::vector<T_id> init(n.inputs.begin(),
+                                     n.inputs.begin() + static_cast<std::ptrdiff_t>(carried));
+        const std::vector<T_id> xs(n.inputs.begin() + static_cast<std::ptrdiff_t>(carried),
+                                   n.inputs.begin() +
+                                       static_cast<std::ptrdiff_t>(carried + scanned));
+        const std::vector<T_id> caps(
+            n.inputs.begin() + static_cast<std::ptrdiff_t>(carried + scanned), n.inputs.end());
+        std::vector<T_id> results(outputs, 0);
+        for (T_id k = id + 1; k < r_.size(); ++k)
+            if (r_.at(k).op == op_kind::result && r_.at(k).inputs[0] == id)
+                results[static_cast<std::size_t>(r_.at(k).result_index)] = k;
+        std::vector<std::optional<T_id>> seed(outputs);
+        for (const auto& [k, g] : result_adjoints_[id])
+            seed[k] = seed[k] ? r_.op(op_kind::add, {*seed[k], g}) : g;
+        std::vector<std::size_t> float_carries, float_xs, float_caps, float_outs;
+        for (std::size_t j = 0; j < carried; ++j)
+            if (differentiable(r_.type(init[j])))
+                float_carries.push_back(j);
+        for (std::size_t s = 0; s < scanned; ++s)
+            if (differentiable(r_.type(xs[s])) && relevant_[xs[s]])
+                float_xs.push_back(s);
+        for (std::size_t i = 0; i < caps.size(); ++i)
+            if (differentiable(r_.type(caps[i])) && relevant_[caps[i]])
+                float_caps.push_back(i);
+        for (std::size_t k = carried; k < outputs; ++k)
+            if (differentiable(body[body.outputs[k]].type))
+                float_outs.push_back(k);
+        if (float_carries.empty() && float_xs.empty() && float_caps.empty())
+            return;
+
+        // 1. The carries each step starts from, stacked: the scan again, emitting them.
+        std::vector<T_id> stacked;
+        if (carried > 0) {
+            auto [b, a] = scan_subgraph(n.inputs, carried, scanned);
+            auto next = replay_scan_body(*b, body, a);
+            next.resize(carried);
+            next.insert(next.end(), a.begin(), a.begin() + static_cast<std::ptrdiff_t>(carried));
+            std::vector<graph::node> types(2 * carried);
+            for (std::size_t j = 0; j < carried; ++j) {
+                types[j].type = r_.type(init[j]);
+                types[j].shape = r_.shape(init[j]);
+                types[carried + j].type = r_.type(init[j]);
+                types[carried + j].shape = stacked_shape(xs, r_.shape(init[j]));
+            }
+            const auto fwd = r_.builder().add_scan(n.inputs, finish(*b, next), types, n.carried,
+                                                   n.scanned, n.reverse);
+            stacked.assign(fwd.begin() + static_cast<std::ptrdiff_t>(carried), fwd.end());
+        }
+
+        // 2. The reverse scan. Carries: the float carries' adjoints, the float captures'
+        // accumulated gradients. Scanned: the stacked carries, the scanned inputs, the float
+        // per-step outputs' adjoints. Captures: the scan's own.
+        std::vector<T_id> back_in;
+        for (auto j : float_carries)
+            back_in.push_back(seed[j] ? *seed[j] : r_.zeros_like(results[j]));
+        for (auto i : float_caps)
+            back_in.push_back(r_.zeros_like(caps[i]));
+        const std::size_t back_carried = back_in.size();
+        back_in.insert(back_in.end(), stacked.begin(), stacked.end());
+        back_in.insert(back_in.end(), xs.begin(), xs.end());
+        for (auto k : float_outs)
+            back_in.push_back(seed[k] ? *seed[k] : r_.zeros_like(results[k]));
+        const std::size_t back_scanned = back_in.size() - back_carried;
+        back_in.insert(back_in.end(), caps.begin(), caps.end());
+
+        auto [b, a] = scan_subgraph(back_in, back_carried, back_scanned);
+        recorder<Tag> r(*b);
+        // The body replayed at step t: carries from the stacked slices, the scanned slices,
+        // the captures.
+        std::vector<T_id> at(n.inputs.size());
+        for (std::size_t j = 0; j < carried; ++j)
+            at[j] = a[back_carried + j];
+        for (std::size_t s = 0; s < scanned; ++s)
+            at[carried + s] = a[back_carried + carried + s];
+        for (std::size_t i = 0; i < caps.size(); ++i)
+            at[carried + scanned + i] = a[back_carried + back_scanned + i];
+        const auto outs = replay_scan_body(*b, body, at);
+        std::vector<std::pair<T_id, T_id>> seeds;
+        for (std::size_t f = 0; f < float_carries.size(); ++f)
+            seeds.emplace_back(outs[float_carries[f]], a[f]);
+        for (std::size_t f = 0; f < float_outs.size(); ++f)
+            seeds.emplace_back(outs[float_outs[f]], a[back_carried + carried + scanned + f]);
+        std::vector<target> targets;
+        for (auto j : float_carries)
+            targets.push_back({at[j], nullptr});
+        for (auto s : float_xs)
+            targets.push_back({at[carried + s], nullptr});
+        for (auto i : float_caps)
+            targets.push_back({at[carried + scanned + i], nullptr});
+        const auto grads = pass(*b).stop_at_targets().run(seeds, targets);
+        std::vector<T_id> next;
+        for (std::size_t f = 0; f < float_carries.size(); ++f)
+            next.push_back(grads[f]);
+        const std::size_t g_caps = float_carries.size() + float_xs.size();
+        for (std::size_t c = 0; c < float_caps.size(); ++c)
+            next.push_back(r.op(op_kind::add, {a[float_carries.size() + c], grads[g_caps + c]}));
+        for (std::size_t s = 0; s < float_xs.size(); ++s)
+            next.push_back(grads[float_carries.size() + s]);
+        std::vector<graph::node> types(next.size());
+        for (std::size_t k = 0; k < back_carried; ++k) {
+            types[k].type = r_.type(back_in[k]);
+            types[k].shape = r_.shape(back_in[k]);
+        }
+        for (std::size_t s = 0; s < float_xs.size(); ++s) {
+            types[back_carried + s].type = r_.type(xs[float_xs[s]]);
+            types[back_carried + s].shape = r_.shape(xs[float_xs[s]]);
+        }
+        const auto back = r_.builder().add_scan(
+            back_in, finish(*b, next), types, static_cast<std::int64_t>(back_carried),
+            static_cast<std::int64_t>(back_scanned), !n.reverse);
+        for (std::size_t f = 0; f < float_carries.size(); ++f)
+            add(init[float_carries[f]], back[f]);
+        for (std::size_t c = 0; c < float_caps.size(); ++c)
+            add(caps[float_caps[c]], back[float_carries.size() + c]);
+        for (std::size_t s = 0; s < float_xs.size(); ++s)
+            add(xs[float_xs[s]], back[back_carried + s]);
+    }
+
+    // A scan body builder: one arg per input of its scan node, in order; the `scanned` inputs
+    // after the first `carried` are seen one leading-dim slice at a time.
+    std::pair<std::shared_ptr<trace::builder>, std::vector<T_id>>
+    scan_subgraph(const std::vector<T_id>& inputs, std::size_t carried, std::size_t scanned) {
+        auto child = std::make_shared<trace::builder>(&r_.builder());
+        std::vector<T_id> args;
+        for (std::size_t p = 0; p < inputs.size(); ++p) {
+            shape_t s = r_.shape(inputs[p]);
+            if (p >= carried && p < carried + scanned)
+                s.erase(s.begin());
+            args.push_back(child->add_arg(static_cast<std::int64_t>(p), r_.type(inputs[p]), s));
+        }
+        return {child, args};
+    }
+
+    // The trace-time shape of per-step values of shape `row` stacked over the steps of a scan
+    // of `xs`.
+    shape_t stacked_shape(const std::vector<T_id>& xs, const shape_t& row) const {
+        std::vector<shape_t> shapes;
+        for (T_id x : xs)
+            shapes.push_back(r_.shape(x));
+        shape_t out{graph::scan_length(shapes)};
+        out.insert(out.end(), row.begin(), row.end());
+        return out;
+    }
+
+    // A scan body replayed on `inputs_at`, one value per input of its scan node (carries,
+    // slices, captures).
+    static std::vector<T_id> replay_scan_body(trace::builder& b, const graph::graph& body,
+                                              const std::vector<T_id>& inputs_at) {
+        std::vector<T_id> args;
+        for (auto a : body.args)
+            args.push_back(inputs_at[static_cast<std::size_t>(body[a].arg_position)]);
+        return b.replay(body, args);
     }
 
     // Result descriptors (dtype, shape) for the first `count` of `inputs`.

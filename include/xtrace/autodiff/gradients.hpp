@@ -316,6 +316,7 @@ auto to_eager_result(const R& r) {
 template <class F, class Then, class... A>
 auto with_recorded_args(const F& fn, const Then& then, const A&... args) {
     if constexpr ((eager_tensor_type<A> || ...)) {
+        const control_flow_recording recording; // loops become nodes the gradient can cross
         const auto recorded = std::tuple(deferred_arg(args)...);
         return to_eager_result(
             std::apply([&](const auto&... d) { return then(fn(d...), d...); }, recorded));

@@ -21,6 +21,24 @@ namespace xtrace::detail {
 /// This thread's deferred builder.
 XTRACE_DECL std::shared_ptr<trace::builder> deferred_trace();
 
+/// True on this thread while xtrace::grad or value_and_grad records a function on deferred
+/// tensors (under run_functions_eagerly): a while_loop or scan on them is then recorded as a
+/// node, as a trace records it, so that the gradient flows through it, instead of being
+/// computed at once into values that no longer say where they came from.
+XTRACE_DECL bool& recording_control_flow() noexcept;
+
+/// Sets recording_control_flow() for its lifetime.
+class control_flow_recording {
+public:
+    control_flow_recording() : was_(recording_control_flow()) { recording_control_flow() = true; }
+    control_flow_recording(const control_flow_recording&) = delete;
+    control_flow_recording& operator=(const control_flow_recording&) = delete;
+    ~control_flow_recording() { recording_control_flow() = was_; }
+
+private:
+    bool was_;
+};
+
 /// Computes node `id` of deferred builder `b` into the buffer `allocate(context, shape)` returns.
 XTRACE_DECL void evaluate_deferred(const trace::builder& b, graph::node_id id,
                                    void* (*allocate)(void* context, const shape_t& shape),
@@ -105,6 +123,11 @@ XTRACE_DECL std::shared_ptr<trace::builder> deferred_trace() {
         current = b;
     }
     return b;
+}
+
+XTRACE_DECL bool& recording_control_flow() noexcept {
+    thread_local bool on = false;
+    return on;
 }
 
 XTRACE_DECL void evaluate_deferred(const trace::builder& b, graph::node_id id,

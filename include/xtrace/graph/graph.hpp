@@ -104,6 +104,8 @@ struct node {
                                   ///< first `carried` outputs are the next state, the rest stacked
     std::int64_t scanned = 0;     ///< scan: how many inputs (after the carried ones) are sliced
                                   ///< along their leading dim, one slice per step
+    bool reverse = false;         ///< scan: the steps take the slices from last to first (each
+                                  ///< per-step output still lands in its slice's row)
     bool initializer = false;     ///< assign_variable: runs until the variable is initialised
     bool custom_gradient = false; ///< stop_gradient made by xtrace::custom_gradient (its
                                   ///< rule lives with the trace that recorded it)

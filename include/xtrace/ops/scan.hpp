@@ -366,7 +366,7 @@ auto scan(Fn fn, const Init& init, const Xs& xs) {
                 const bool deferred =
                     std::apply([](const auto&... all) { return (detail::is_deferred(all) || ...); },
                                std::tuple_cat(carries, scanned));
-                if (!deferred)
+                if (!deferred || detail::recording_control_flow())
                     return detail::traced_scan(fn, carries, scanned);
             }
             // Eager, or variable reads outside a trace: computed now (symbolic tensors come

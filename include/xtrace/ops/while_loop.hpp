@@ -173,7 +173,7 @@ auto while_loop_limited(std::int64_t limit, C cond_fn, B body_fn, const Xs&... i
         check_loop<C, B, Xs...>(); // says why, and nothing else fails
     } else {
         if constexpr (traceable_loop<C, B, Xs...>()) {
-            if (!(is_deferred(init) || ...))
+            if (!(is_deferred(init) || ...) || recording_control_flow())
                 return traced_loop(limit, cond_fn, body_fn, init...);
             return typed_loop_result<Xs...>(run_loop(limit, cond_fn, body_fn, init...));
         } else {

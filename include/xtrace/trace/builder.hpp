@@ -142,11 +142,12 @@ public:
     /// A scan node over `inputs` (`carried` initial states, then `scanned` tensors sliced along
     /// their leading dim, then captures) running `body`, with one result per body output:
     /// the final states, then the stacked per-step outputs (types and trace-time shapes
-    /// `results`); returns the result nodes.
+    /// `results`); `reverse` runs the steps from the last slice to the first (a gradient's
+    /// backward scan). Returns the result nodes.
     std::vector<graph::node_id> add_scan(std::vector<graph::node_id> inputs,
                                          std::shared_ptr<const graph::graph> body,
                                          std::span<const graph::node> results, std::int64_t carried,
-                                         std::int64_t scanned);
+                                         std::int64_t scanned, bool reverse = false);
 
     /// The value of variable `var` when this point of the program runs.
     graph::node_id add_read_variable(std::shared_ptr<graph::variable_storage> var);

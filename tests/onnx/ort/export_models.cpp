@@ -197,6 +197,21 @@ int main(int argc, char** argv) {
         quiet());
     write(dir, "gradient", gradient, false, random_array<double>({3}),
           random_array<double>({5, 3}));
+    auto scan_gradient = xtrace::function( // a reverse Scan in the backward pass
+        xtrace::value_and_grad(
+            [](auto h0, auto xs) {
+                auto [h, hs] = xtrace::scan(
+                    [](auto s, auto x) {
+                        auto next = xtrace::tanh(s * x + 0.5);
+                        return std::make_tuple(next, next * next);
+                    },
+                    h0, xs);
+                return xtrace::sum(h) + xtrace::sum(hs);
+            },
+            xtrace::argnums<0, 1>),
+        quiet());
+    write(dir, "scan_gradient", scan_gradient, false, random_array<double>({3}),
+          random_array<double>({4, 3}));
     std::cout << "models written to " << dir << "\n";
     return 0;
 }

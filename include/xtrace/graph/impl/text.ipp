@@ -77,7 +77,8 @@ XTRACE_DECL std::string node_text(const node& n, std::span<const std::string> op
     case op_kind::scan:
         os << name << '(';
         list(true);
-        os << ", carried=" << n.carried << ", scanned=" << n.scanned << ')';
+        os << ", carried=" << n.carried << ", scanned=" << n.scanned
+           << (n.reverse ? ", reverse)" : ")");
         break;
     case op_kind::ensure_shape:
         os << name << '(';

@@ -501,7 +501,8 @@ private:
                                                        : scratch.allocate(row[k] + 1);
         }
         std::vector<void*> out(outputs);
-        for (std::int64_t step = 0; step < length; ++step) {
+        for (std::int64_t i = 0; i < length; ++i) {
+            const std::int64_t step = n.reverse ? length - 1 - i : i;
             auto in = body_inputs(body, n, cur.data());
             for (std::size_t i = 0; i < body.args.size(); ++i) {
                 const std::int64_t k = body[body.args[i]].arg_position;

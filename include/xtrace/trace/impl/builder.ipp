@@ -229,11 +229,12 @@ XTRACE_DECL std::vector<graph::node_id> builder::add_scan(std::vector<graph::nod
                                                           std::shared_ptr<const graph::graph> body,
                                                           std::span<const graph::node> results,
                                                           std::int64_t carried,
-                                                          std::int64_t scanned) {
+                                                          std::int64_t scanned, bool reverse) {
     check_open("scan");
     graph::node n = make(op_kind::scan, dtype::boolean, inputs);
     n.carried = carried;
     n.scanned = scanned;
+    n.reverse = reverse;
     n.bodies = {std::move(body)};
     return record_control(std::move(n), results);
 }
@@ -343,7 +344,7 @@ XTRACE_DECL void builder::refuse_unknown_rank(std::string_view op,
                                               std::initializer_list<graph::node_id> inputs) const {
     for (graph::node_id in : inputs)
         if (is_unknown_rank(g_.nodes[in].shape))
-            throw tracing_error(
+            throw xtrace::detail::needs_known_dims(
                 "xtrace::" + std::string(op) + ": an operand has unknown rank (" +
                 std::string(dtype_name(g_.nodes[in].type)) +
                 "[...], from a spec of xtrace::any_rank); " + std::string(op) +
