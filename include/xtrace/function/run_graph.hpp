@@ -6,12 +6,14 @@
 
 #include "../interp/execute.hpp"
 #include "../interp/run_stages.hpp"
+#include "arguments.hpp"
 #include "outputs.hpp"
 #include "trace_entry.hpp"
 
 #include <algorithm>
 #include <array>
 #include <cstddef>
+#include <cstdint>
 #include <span>
 #include <tuple>
 #include <type_traits>
@@ -50,24 +52,24 @@ auto run_staged(const trace_entry& trace, const plan::plan& first,
     return std::move(outputs.out);
 }
 
-/// Runs a trace's graph bound by `plan` on `inputs` (and the call's variable arguments
-/// `variables`); returns the outputs as Traced's result type.
-template <class Traced>
-auto run_graph(const trace_entry& trace, const plan::plan& p,
-               std::span<const interp::strided_input> inputs,
-               std::span<graph::variable_storage* const> variables = {}) {
+/// Output k of a trace's graph bound by `p`, freshly allocated: an xt::xarray<T> of its shape.
+template <class T>
+xt::xarray<T> fresh_output(const trace_entry& trace, const plan::plan& p, std::size_t k) {
+    const shape_t& s = p.shapes[trace.g.outputs[k]];
+    typename xt::xarray<T>::shape_type shape(s.begin(), s.end());
+    return xt::xarray<T>::from_shape(shape);
+}
+
+/// Runs a trace's graph bound by `p` on `inputs` (and the call's variable arguments
+/// `variables`), each output k an xt::xarray<T> that `make(std::type_identity<T>, k)` returns
+/// (fresh, or taken over from a donated argument); returns them as Traced's result type.
+template <class Traced, class Make>
+auto run_graph_made(const trace_entry& trace, const plan::plan& p,
+                    std::span<const interp::strided_input> inputs,
+                    std::span<graph::variable_storage* const> variables, Make&& make) {
     using outs = outputs_of<Traced>;
     using result = typename outs::result;
     constexpr std::size_t n_out = std::tuple_size_v<typename outs::types>;
-    const graph::graph& g = trace.g;
-    if (trace.stages)
-        return run_staged<Traced>(trace, p, inputs, variables);
-    auto make = [&](auto tag, std::size_t k) {
-        using T = typename decltype(tag)::type;
-        const shape_t& s = p.shapes[g.outputs[k]];
-        typename xt::xarray<T>::shape_type shape(s.begin(), s.end());
-        return xt::xarray<T>::from_shape(shape);
-    };
     result out = [&]<std::size_t... K>(std::index_sequence<K...>) {
         if constexpr (outs::single)
             return make(std::type_identity<std::tuple_element_t<0, typename outs::types>>{}, 0);
@@ -86,9 +88,22 @@ auto run_graph(const trace_entry& trace, const plan::plan& p,
                 ((ptrs[k++] = xs.data()), ...);
             },
             out);
-    if (!interp::execute_fused(trace.fused, g, p, inputs, ptrs[0]))
-        interp::execute(g, p, inputs, ptrs, variables);
+    if (!interp::execute_fused(trace.fused, trace.g, p, inputs, ptrs[0]))
+        interp::execute(trace.g, p, inputs, ptrs, variables);
     return out;
+}
+
+/// Runs a trace's graph bound by `plan` on `inputs` (and the call's variable arguments
+/// `variables`); returns the outputs as Traced's result type.
+template <class Traced>
+auto run_graph(const trace_entry& trace, const plan::plan& p,
+               std::span<const interp::strided_input> inputs,
+               std::span<graph::variable_storage* const> variables = {}) {
+    if (trace.stages)
+        return run_staged<Traced>(trace, p, inputs, variables);
+    return run_graph_made<Traced>(trace, p, inputs, variables, [&](auto tag, std::size_t k) {
+        return fresh_output<typename decltype(tag)::type>(trace, p, k);
+    });
 }
 
 /// True when `bytes` bytes at `out` share memory with any argument in `inputs` but the one at
@@ -178,55 +193,27 @@ auto run_graph_donated(const trace_entry& trace, const plan::plan& p,
                        donated_arguments<Args...>& donated) {
     if (trace.stages) // the outputs' shapes are known only as the stages run
         return run_graph<Traced>(trace, p, inputs, variables);
-    using outs = outputs_of<Traced>;
-    using result = typename outs::result;
-    constexpr std::size_t n_out = std::tuple_size_v<typename outs::types>;
-    const graph::graph& g = trace.g;
     std::uint64_t taken = 0; // argument positions already given to an output
-    auto make = [&](auto tag, std::size_t k) {
+    return run_graph_made<Traced>(trace, p, inputs, variables, [&](auto tag, std::size_t k) {
         using T = typename decltype(tag)::type;
-        const shape_t& s = p.shapes[g.outputs[k]];
+        const shape_t& s = p.shapes[trace.g.outputs[k]];
         for (const std::uint32_t at : p.donations[k]) {
             xt::xarray<T>* d = at < 64 && !(taken >> at & 1) ? donor_at<T>(at, donated) : nullptr;
-            if (d) {
-                const bool fits =
-                    d->size() == static_cast<std::size_t>(num_elements(s)) &&
-                    d->dimension() == s.size() &&
-                    std::equal(s.begin(), s.end(), d->shape().begin(), [](dim_t x, std::size_t y) {
-                        return static_cast<std::size_t>(x) == y;
-                    });
-                // Another argument reading the same memory would see the results early.
-                if (fits && d->data() == inputs[at].data &&
-                    !overlaps_inputs(trace, p, inputs, d->data(), d->size() * sizeof(T), at)) {
-                    taken |= std::uint64_t(1) << at;
-                    return xt::xarray<T>(std::move(*d));
-                }
+            if (!d)
+                continue;
+            const bool fits =
+                d->dimension() == s.size() &&
+                std::equal(s.begin(), s.end(), d->shape().begin(),
+                           [](dim_t x, std::size_t y) { return static_cast<std::size_t>(x) == y; });
+            // Another argument reading the same memory would see the results early.
+            if (fits && d->data() == inputs[at].data &&
+                !overlaps_inputs(trace, p, inputs, d->data(), d->size() * sizeof(T), at)) {
+                taken |= std::uint64_t(1) << at;
+                return xt::xarray<T>(std::move(*d));
             }
         }
-        typename xt::xarray<T>::shape_type shape(s.begin(), s.end());
-        return xt::xarray<T>::from_shape(shape);
-    };
-    result out = [&]<std::size_t... K>(std::index_sequence<K...>) {
-        if constexpr (outs::single)
-            return make(std::type_identity<std::tuple_element_t<0, typename outs::types>>{}, 0);
-        else
-            return result(
-                make(std::type_identity<std::tuple_element_t<K, typename outs::types>>{}, K)...);
-    }
-    (std::make_index_sequence<n_out>{});
-    std::array<void*, n_out> ptrs;
-    if constexpr (outs::single)
-        ptrs[0] = out.data();
-    else
-        std::apply(
-            [&](auto&... xs) {
-                std::size_t k = 0;
-                ((ptrs[k++] = xs.data()), ...);
-            },
-            out);
-    if (!interp::execute_fused(trace.fused, g, p, inputs, ptrs[0]))
-        interp::execute(g, p, inputs, ptrs, variables);
-    return out;
+        return fresh_output<T>(trace, p, k);
+    });
 }
 
 /// Runs a trace's graph bound by `plan` on `inputs` into `out`, Traced's result type (or a tuple
