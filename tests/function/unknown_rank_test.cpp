@@ -83,13 +83,16 @@ TEST_CASE("one any_rank trace serves every rank and size, traced and eager") {
             const xt::xarray<float> x = random_array<float>(shape);
             const xt::xarray<float> y = xt::tanh(x) * 3.f + 1.f;
             const float mean = y.size() ? xt::mean(y)() : std::numeric_limits<float>::quiet_NaN();
+            float squares = 0.f; // by hand: xt::sum of an empty product offsets a null pointer
+            for (float v : x)
+                squares += v * v;
             auto [traced, eager] = both_paths(f, x);
             for (const auto& r : {traced, eager}) {
                 if (y.size())
                     CHECK(
                         close(std::get<0>(r), xt::xarray<float>(y - mean), 64, 1e-5)); // float sums
                 CHECK(std::get<0>(r).shape() == y.shape());
-                CHECK(close(std::get<1>(r), xt::xarray<float>(xt::sum(x * x)), 64, 1e-5));
+                CHECK(close(std::get<1>(r), xt::xarray<float>(squares), 64, 1e-5));
                 CHECK(close(std::get<2>(r), x)); // the max over a size-1 dim
                 xt::xarray<float> expanded = xt::expand_dims(y, 0);
                 CHECK(close(std::get<3>(r), xt::xarray<float>(xt::transpose(expanded))));

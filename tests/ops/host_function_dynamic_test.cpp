@@ -95,11 +95,14 @@ TEST_CASE("a filter that keeps nothing gives an empty result, and the rest runs 
          {xt::xarray<float>{-1.f, 2.f, -3.f, 4.f}, xt::xarray<float>{-1.f, -2.f, -3.f, -4.f},
           xt::xarray<float>{5.f, 6.f, 7.f, 8.f}}) {
         const xt::xarray<float> p = positives(x);
+        float squares = 0.f; // by hand: xt::sum of an empty product offsets a null pointer
+        for (float v : p)
+            squares += v * v;
         auto [traced, eager] = both_paths(f, x);
         for (const auto& r : {traced, eager}) {
             CHECK(std::get<0>(r).shape() == p.shape());
             CHECK(close(std::get<0>(r), p));
-            CHECK(close(std::get<1>(r), xt::xarray<float>(xt::sum(p * p))));
+            CHECK(close(std::get<1>(r), xt::xarray<float>(squares)));
             CHECK(close(std::get<2>(r), xt::xarray<float>(xt::mean(x))));
         }
     }
