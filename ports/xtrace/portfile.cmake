@@ -8,6 +8,7 @@ vcpkg_cmake_configure(
         -DXTRACE_BUILD_TESTS=OFF
         -DXTRACE_BUILD_EXAMPLES=OFF
         -DXTRACE_BUILD_BENCH=OFF
+        -DXTRACE_USE_TBB=OFF # the port does not depend on onetbb: calls run serially
 )
 vcpkg_cmake_install()
 vcpkg_cmake_config_fixup(CONFIG_PATH share/cmake/xtrace)

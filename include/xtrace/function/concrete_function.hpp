@@ -30,8 +30,9 @@ XTRACE_DECL std::string plan_text(const trace_entry& trace, const std::vector<sh
 template <class Traced, std::size_t Arity>
 class concrete_function {
 public:
-    concrete_function(std::shared_ptr<const function_detail::trace_entry> trace, std::string name)
-        : state_(std::make_shared<state>(std::move(trace), std::move(name))) {}
+    concrete_function(std::shared_ptr<const function_detail::trace_entry> trace, std::string name,
+                      int max_threads = 0)
+        : state_(std::make_shared<state>(std::move(trace), std::move(name), max_threads)) {}
 
     /// Runs the graph on arguments that fit its signature.
     template <class... Args>
@@ -41,6 +42,7 @@ public:
         (function_detail::check_argument<Args>(), ...);
         function_detail::call_frame<Args...> frame(args...);
         auto plan = state_->plan_for(frame);
+        const interp::thread_cap_scope cap(state_->max_threads);
         return function_detail::run_graph<Traced>(*state_->trace, *plan, frame.inputs(),
                                                   frame.variable_storages());
     }
@@ -68,8 +70,8 @@ public:
 
 private:
     struct state {
-        state(std::shared_ptr<const function_detail::trace_entry> t, std::string n)
-            : trace(std::move(t)), name(std::move(n)) {}
+        state(std::shared_ptr<const function_detail::trace_entry> t, std::string n, int threads)
+            : trace(std::move(t)), name(std::move(n)), max_threads(threads) {}
 
         // The plan for the frame's shapes; checks the frame against the signature first.
         template <class Frame>
@@ -113,6 +115,7 @@ private:
         static constexpr std::size_t max_plans = 8;
         std::shared_ptr<const function_detail::trace_entry> trace;
         std::string name;
+        int max_threads; // the options' cap, for every call
         std::mutex mutex;
         std::vector<std::pair<std::vector<std::int64_t>, std::shared_ptr<const plan::plan>>> plans;
     };

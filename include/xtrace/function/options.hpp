@@ -27,6 +27,9 @@ struct options {
     /// Compile a purely elementwise graph into one SIMD loop from its expression type; false
     /// runs every graph through the block interpreter (to compare, or to debug).
     bool static_fusion = true;
+    /// Most threads one call may use: 0 = as many as the caller's tbb::task_arena allows, 1 =
+    /// serial. Results are the same bits for any value (without oneTBB every call is serial).
+    int max_threads = 0;
 };
 
 } // namespace xtrace

@@ -6,6 +6,7 @@
 
 #include "../interp/execute.hpp"
 #include "../interp/run_stages.hpp"
+#include "../interp/thread_cap.hpp"
 #include "arguments.hpp"
 #include "outputs.hpp"
 #include "trace_entry.hpp"

@@ -125,7 +125,8 @@ public:
                 *fn_, target, opts().static_fusion, cache_->first_trace(), opts().name, specs...);
         });
         return concrete_function<traced, sizeof...(Specs)>(
-            std::move(entry), opts().name.empty() ? "xtrace::concrete_function" : opts().name);
+            std::move(entry), opts().name.empty() ? "xtrace::concrete_function" : opts().name,
+            opts().max_threads);
     }
 
     /// Traces performed so far.
@@ -209,6 +210,7 @@ private:
             };
             r = cache_->miss(sig, frame.key(), frame.statics(), values, trace);
         }
+        const interp::thread_cap_scope cap(opts().max_threads);
         // Running time is sampled (see function_stats::running_time).
         thread_local std::uint32_t calls = 0;
         const bool timed = calls++ % function_stats::timing_period == 0;

@@ -48,6 +48,8 @@ struct reduce_kernels {
                              std::size_t results, std::byte* acc) = nullptr;
     /// Finishes n results, each over `count` elements (mean divides).
     void (*finish)(std::byte* acc, std::size_t n, std::size_t count) = nullptr;
+    /// Folds n partial results (of one chunk of the input) into `acc`, element by element.
+    void (*combine)(std::byte* acc, const std::byte* part, std::size_t n) = nullptr;
 };
 
 /// C = A B for one m x k by k x n pair: element strides of A's and B's rows and columns; C is

@@ -210,13 +210,22 @@ void finish_results(std::byte* acc, std::size_t n, std::size_t count) {
         a[i] = reducer<Op, T>::finish(a[i], count);
 }
 
+template <class Op, class T>
+void combine_results(std::byte* acc, const std::byte* part, std::size_t n) {
+    T* a = reinterpret_cast<T*>(acc);
+    const T* p = reinterpret_cast<const T*>(part);
+    for (std::size_t i = 0; i < n; ++i)
+        a[i] = reducer<Op, T>::combine(a[i], p[i]);
+}
+
 } // namespace detail
 
 /// Every kernel of reduction Op on T.
 template <class Op, class T>
 inline constexpr graph::reduce_kernels reduce_kernels_of{
-    &reduce_kernel<Op, T>, &detail::init_results<Op, T>, &detail::accumulate_rows<Op, T>,
-    &detail::accumulate_columns<Op, T>, &detail::finish_results<Op, T>};
+    &reduce_kernel<Op, T>,           &detail::init_results<Op, T>,
+    &detail::accumulate_rows<Op, T>, &detail::accumulate_columns<Op, T>,
+    &detail::finish_results<Op, T>,  &detail::combine_results<Op, T>};
 
 } // namespace xtrace::interp
 

@@ -2,6 +2,7 @@
 
 #include "../../plan/arena.hpp"
 #include "../gather.hpp"
+#include "../parallel.hpp"
 #include "../print.hpp"
 
 #include <algorithm>
@@ -151,89 +152,185 @@ private:
     // Per input, decided once per call: where it is and how a block reads it.
     struct input_state {
         access mode;
+        bool splat;                            // a constant its kernels read as one value
         std::size_t size;                      // element bytes
         const std::byte* base;                 // its data
-        std::byte* reg;                        // its register (gather)
-        const std::int64_t* broadcast_strides; // strides broadcast to the region's shape (gather)
+        const std::int64_t* broadcast_strides; // strides broadcast to the region's shape
+    };
+
+    // What every chunk of a region reads: the inputs, where live results go, and each tail
+    // reduction's partial results per chunk (when the region runs in several chunks).
+    struct region_state {
+        const plan::region* r;
+        input_state* inputs;
+        std::byte** outs;            // per node: its home when live, else null
+        std::byte* registers;        // one register set per worker slot
+        std::size_t register_stride; // bytes between two slots' sets (apart by a cache line)
+        std::byte** slot_ptrs;       // per worker slot: one pointer per register slot
+        std::size_t chunk, chunks;   // elements per chunk, chunk count
+        std::byte** partials;        // [tail * chunks + chunk]: that chunk's partial results
+        std::size_t* first_results;  // [tail * chunks + chunk]: the first result it covers
+        std::size_t* result_counts;  // [tail * chunks + chunk]: how many it covers
     };
 
     void run_region(const plan::region& r, plan::scratch_scope& scratch) {
         const std::size_t rank = r.shape.size();
         const std::size_t n_in = r.inputs.size();
         const std::size_t n_nodes = r.nodes.size();
-        const std::size_t slots = r.registers.size();
-        const std::size_t block_bytes = r.block * 8;
+        const std::size_t n_tails = r.tails.size();
         std::array<std::int64_t, XTRACE_MAX_RANK> region_strides{};
         contiguous_strides(r.shape.data(), rank, region_strides.data());
-        auto* inputs =
+        region_state st{};
+        st.r = &r;
+        st.inputs =
             reinterpret_cast<input_state*>(scratch.allocate(n_in * sizeof(input_state) + 1));
         auto* broadcast = reinterpret_cast<std::int64_t*>(
             scratch.allocate(n_in * (rank + 1) * sizeof(std::int64_t) + 1));
-        auto* ptrs = reinterpret_cast<std::byte**>(scratch.allocate(slots * sizeof(std::byte*)));
-        auto* outs =
-            reinterpret_cast<std::byte**>(scratch.allocate(n_nodes * sizeof(std::byte*) + 1));
-        for (std::size_t i = 0; i < slots; ++i)
-            ptrs[i] = r.registers[i] == plan::no_register
-                          ? nullptr
-                          : registers_ + std::size_t(r.registers[i]) * block_bytes;
+        st.outs = reinterpret_cast<std::byte**>(scratch.allocate(n_nodes * sizeof(std::byte*) + 1));
         for (std::size_t k = 0; k < n_nodes; ++k)
-            outs[k] = r.live_out[k] ? home_data(r.nodes[k]) : nullptr;
+            st.outs[k] = r.live_out[k] ? home_data(r.nodes[k]) : nullptr;
         for (std::size_t i = 0; i < n_in; ++i) {
             const graph::node_id id = r.inputs[i];
-            input_state& in = inputs[i];
+            input_state& in = st.inputs[i];
             in.size = dtype_size(g_[id].type);
             in.base = home_data(id);
-            in.reg = ptrs[i];
             in.broadcast_strides = broadcast + i * (rank + 1);
-            if (r.registers[i] == plan::no_register) { // a constant splatted by its kernels
+            in.splat = r.registers[i] == plan::no_register;
+            if (in.splat) {
                 in.mode = access::fixed;
-                ptrs[i] = const_cast<std::byte*>(in.base);
                 continue;
             }
             const shape_t& s = p_.shapes[id];
             std::array<std::int64_t, XTRACE_MAX_RANK> own{};
-            const std::int64_t* st = home_strides(id, own.data());
+            const std::int64_t* strides = home_strides(id, own.data());
             std::int64_t* e = broadcast + i * (rank + 1);
             bool contiguous = true, constant = true;
             for (std::size_t d = 0; d < rank; ++d) {
                 const std::ptrdiff_t sd =
                     static_cast<std::ptrdiff_t>(d) - static_cast<std::ptrdiff_t>(rank - s.size());
-                e[d] = (sd < 0 || s[sd] == 1) ? 0 : st[sd];
+                e[d] = (sd < 0 || s[sd] == 1) ? 0 : strides[sd];
                 if (r.shape[d] != 1) {
                     contiguous = contiguous && e[d] == region_strides[d];
                     constant = constant && e[d] == 0;
                 }
             }
-            if (constant) { // one value: fill the register once for every block
-                in.mode = access::fixed;
-                gather(in.base, in.size, e, r.shape.data(), rank, 0, r.block, in.reg);
-            } else {
-                in.mode = contiguous ? access::in_place : access::gather;
+            // One value: each chunk fills its register once for every block.
+            in.mode = constant ? access::fixed : contiguous ? access::in_place : access::gather;
+        }
+        st.chunk = chunk_elements(r.size, r.block);
+        st.chunks = chunk_count(r.size, st.chunk);
+        const std::size_t slots = st.chunks > 1 ? worker_slots() : 1;
+        st.register_stride = (p_.register_bytes + 2 * plan::scratch_alignment - 1) /
+                             plan::scratch_alignment * plan::scratch_alignment;
+        st.registers = st.chunks > 1 ? scratch.allocate(slots * st.register_stride) : registers_;
+        st.slot_ptrs = reinterpret_cast<std::byte**>(
+            scratch.allocate(slots * r.registers.size() * sizeof(std::byte*) + 1));
+        if (st.chunks > 1 && n_tails > 0)
+            allocate_partials(st, scratch);
+        for_chunks(st.chunks, [&](std::size_t c, std::size_t slot) { run_chunk(st, c, slot); });
+        if (st.chunks > 1)
+            fold_partials(st);
+    }
+
+    // Each chunk of a region with tail reductions folds into partial results of its own: the
+    // results its elements reach (innermost reductions) or all of them (outermost ones).
+    void allocate_partials(region_state& st, plan::scratch_scope& scratch) const {
+        const plan::region& r = *st.r;
+        const std::size_t entries = r.tails.size() * st.chunks;
+        st.partials = reinterpret_cast<std::byte**>(scratch.allocate(entries * sizeof(void*)));
+        st.first_results =
+            reinterpret_cast<std::size_t*>(scratch.allocate(entries * sizeof(std::size_t)));
+        st.result_counts =
+            reinterpret_cast<std::size_t*>(scratch.allocate(entries * sizeof(std::size_t)));
+        for (std::size_t t = 0; t < r.tails.size(); ++t) {
+            const plan::tail_reduction& tail = r.tails[t];
+            const std::size_t bytes = dtype_size(g_[tail.node].type);
+            for (std::size_t c = 0; c < st.chunks; ++c) {
+                const std::size_t begin = c * st.chunk;
+                const std::size_t end = std::min(r.size, begin + st.chunk);
+                const std::size_t e = t * st.chunks + c;
+                st.first_results[e] = tail.outer ? 0 : begin / tail.count;
+                st.result_counts[e] =
+                    tail.outer ? tail.results : (end - 1) / tail.count + 1 - st.first_results[e];
+                st.partials[e] = scratch.allocate(st.result_counts[e] * bytes + 1);
+                g_[tail.node].reduce->init(st.partials[e], st.result_counts[e]);
             }
         }
-        for (std::size_t start = 0; start < r.size; start += r.block) {
-            const std::size_t n = std::min(r.block, r.size - start);
+    }
+
+    // The chunks' partial results joined in chunk order, whichever thread ran which chunk.
+    void fold_partials(const region_state& st) const {
+        const plan::region& r = *st.r;
+        for (std::size_t t = 0; t < r.tails.size(); ++t) {
+            const graph::node_id id = r.tails[t].node;
+            const std::size_t bytes = dtype_size(g_[id].type);
+            std::byte* home = home_data(id);
+            for (std::size_t c = 0; c < st.chunks; ++c) {
+                const std::size_t e = t * st.chunks + c;
+                g_[id].reduce->combine(home + st.first_results[e] * bytes, st.partials[e],
+                                       st.result_counts[e]);
+            }
+        }
+    }
+
+    // Elements [c * chunk, (c + 1) * chunk) of a region, block by block, on worker `slot`.
+    void run_chunk(const region_state& st, std::size_t c, std::size_t slot) const {
+        const plan::region& r = *st.r;
+        const std::size_t rank = r.shape.size();
+        const std::size_t n_in = r.inputs.size();
+        const std::size_t n_nodes = r.nodes.size();
+        const std::size_t block_bytes = r.block * 8;
+        const std::size_t slots = r.registers.size();
+        std::byte** ptrs = st.slot_ptrs + slot * slots;
+        std::byte* registers = st.registers + slot * st.register_stride;
+        for (std::size_t i = 0; i < slots; ++i)
+            ptrs[i] = r.registers[i] == plan::no_register
+                          ? nullptr
+                          : registers + std::size_t(r.registers[i]) * block_bytes;
+        for (std::size_t i = 0; i < n_in; ++i) {
+            const input_state& in = st.inputs[i];
+            if (in.splat)
+                ptrs[i] = const_cast<std::byte*>(in.base);
+            else if (in.mode == access::fixed)
+                gather(in.base, in.size, in.broadcast_strides, r.shape.data(), rank, 0, r.block,
+                       ptrs[i]);
+        }
+        const std::size_t begin = c * st.chunk;
+        const std::size_t end = std::min(r.size, begin + st.chunk);
+        for (std::size_t start = begin; start < end; start += r.block) {
+            const std::size_t n = std::min(r.block, end - start);
             for (std::size_t i = 0; i < n_in; ++i) {
-                const input_state& in = inputs[i];
+                const input_state& in = st.inputs[i];
                 if (in.mode == access::in_place)
                     ptrs[i] = const_cast<std::byte*>(in.base) + start * in.size;
                 else if (in.mode == access::gather)
                     gather(in.base, in.size, in.broadcast_strides, r.shape.data(), rank, start, n,
-                           in.reg);
+                           ptrs[i]);
             }
             for (std::size_t k = 0; k < n_nodes; ++k)
-                if (outs[k])
-                    ptrs[n_in + k] = outs[k] + start * dtype_size(g_[r.nodes[k]].type);
+                if (st.outs[k])
+                    ptrs[n_in + k] = st.outs[k] + start * dtype_size(g_[r.nodes[k]].type);
             for (const auto& ins : r.program) {
                 const void* in[3] = {ptrs[ins.in[0]], ptrs[ins.in[1]], ptrs[ins.in[2]]};
                 ins.fn(in, ptrs[ins.out], n);
             }
-            for (const plan::tail_reduction& t : r.tails) {
-                const graph::reduce_kernels& k = *g_[t.node].reduce;
-                if (t.outer)
-                    k.accumulate_outer(ptrs[t.slot], start, n, t.results, home_data(t.node));
-                else
-                    k.accumulate(ptrs[t.slot], start, n, t.count, home_data(t.node));
+            for (std::size_t t = 0; t < r.tails.size(); ++t) {
+                const plan::tail_reduction& tail = r.tails[t];
+                const graph::reduce_kernels& k = *g_[tail.node].reduce;
+                if (st.chunks == 1) { // straight into the home
+                    if (tail.outer)
+                        k.accumulate_outer(ptrs[tail.slot], start, n, tail.results,
+                                           home_data(tail.node));
+                    else
+                        k.accumulate(ptrs[tail.slot], start, n, tail.count, home_data(tail.node));
+                    continue;
+                }
+                const std::size_t e = t * st.chunks + c;
+                if (tail.outer)
+                    k.accumulate_outer(ptrs[tail.slot], start, n, tail.results, st.partials[e]);
+                else // shifted so that the chunk's first result is the partial's first
+                    k.accumulate(ptrs[tail.slot], start - st.first_results[e] * tail.count, n,
+                                 tail.count, st.partials[e]);
             }
         }
     }
@@ -321,23 +418,46 @@ private:
             batches *= out[d];
         if (m == 0 || nn == 0)
             return;
-        std::array<std::int64_t, XTRACE_MAX_RANK> idx{};
-        for (std::int64_t t = 0; t < batches; ++t) {
-            std::int64_t ao = 0, bo = 0;
-            for (std::size_t d = 0; d < batch_rank; ++d) {
-                ao += idx[d] * batch_stride(as, ast, d);
-                bo += idx[d] * batch_stride(bs, bst, d);
+        // Row panels of matmul_panel_rows(...) rows, each a product of its own: every element
+        // sums over k in the same order whatever the panels, so the split changes no bits.
+        const std::int64_t rows = matmul_panel_rows(n.type, m, nn, k);
+        const std::int64_t panels = (m + rows - 1) / rows;
+        for_chunks(static_cast<std::size_t>(batches * panels), [&](std::size_t chunk, std::size_t) {
+            const std::int64_t t = static_cast<std::int64_t>(chunk) / panels;
+            const std::int64_t r0 = static_cast<std::int64_t>(chunk) % panels * rows;
+            std::int64_t ao = r0 * ast[as.size() - 2], bo = 0, rest = t;
+            for (std::size_t d = batch_rank; d-- > 0;) {
+                const std::int64_t i = rest % out[d];
+                rest /= out[d];
+                ao += i * batch_stride(as, ast, d);
+                bo += i * batch_stride(bs, bst, d);
             }
             n.matmul(a + ao * static_cast<std::int64_t>(size), ast[as.size() - 2],
                      ast[as.size() - 1], b + bo * static_cast<std::int64_t>(size),
-                     bst[bs.size() - 2], bst[bs.size() - 1], m, nn, k,
-                     c + static_cast<std::size_t>(t * m * nn) * size);
-            for (std::size_t d = batch_rank; d-- > 0;) {
-                if (++idx[d] < out[d])
-                    break;
-                idx[d] = 0;
-            }
-        }
+                     bst[bs.size() - 2], bst[bs.size() - 1], std::min(rows, m - r0), nn, k,
+                     c + static_cast<std::size_t>(t * m * nn + r0 * nn) * size);
+        });
+    }
+
+    // Rows per panel of a product: enough that a panel is a chunk's worth of multiply-adds (a
+    // multiple of the kernel's 4-row tile), or all of them when the product goes to a BLAS,
+    // which threads on its own and may round differently for a different row count.
+    static std::int64_t matmul_panel_rows(dtype type, std::int64_t m, std::int64_t n,
+                                          std::int64_t k) {
+#if defined(XTRACE_USE_BLAS)
+        if (type == dtype::float32 || type == dtype::float64)
+            return std::max<std::int64_t>(m, 1);
+#else
+        (void)type;
+#endif
+        const auto per_row = static_cast<std::size_t>(std::max<std::int64_t>(n * k, 1));
+        const auto floor = static_cast<std::int64_t>(
+            chunk_elements(static_cast<std::size_t>(m) * per_row, per_row) / per_row);
+        // At least 64 rows at the default floor: each panel packs B again.
+        const auto least =
+            static_cast<std::int64_t>(std::clamp<std::size_t>(min_chunk_elements() / 512, 4, 64));
+        const std::int64_t rows = std::max(floor, least);
+        return std::min(std::max<std::int64_t>(m, 1), (rows + 3) / 4 * 4);
     }
 
     void run_print(graph::node_id id) {
@@ -594,7 +714,42 @@ private:
         std::uint64_t mask = 0;
         for (auto a : n.axes)
             mask |= std::uint64_t(1) << a;
-        n.reduce->whole(home_data(in), st, shape.data(), shape.size(), mask, home_data(id));
+        reduce_whole(n, home_data(in), st, shape, mask, home_data(id));
+    }
+
+    // A reduction of a strided tensor over the dims in `mask`, split along the outermost kept
+    // dim: each result is reduced by one call, the same way whatever the split.
+    void reduce_whole(const graph::node& n, const std::byte* in, const std::int64_t* strides,
+                      const shape_t& shape, std::uint64_t mask, std::byte* out) const {
+        std::size_t outer = shape.size();
+        for (std::size_t d = 0; d < shape.size() && outer == shape.size(); ++d)
+            if (!(mask >> d & 1) && shape[d] > 1)
+                outer = d;
+        const auto total = static_cast<std::size_t>(num_elements(shape));
+        if (outer == shape.size() || total == 0) {
+            n.reduce->whole(in, strides, shape.data(), shape.size(), mask, out);
+            return;
+        }
+        const auto extent = static_cast<std::size_t>(shape[outer]);
+        const std::size_t per_index = total / extent;
+        std::size_t results_after = 1; // results per index of the outer kept dim
+        for (std::size_t d = outer + 1; d < shape.size(); ++d)
+            if (!(mask >> d & 1))
+                results_after *= static_cast<std::size_t>(shape[d]);
+        const std::size_t indices =
+            std::max<std::size_t>(1, chunk_elements(total, per_index) / per_index);
+        const std::size_t in_bytes = dtype_size(g_[n.inputs[0]].type);
+        const std::size_t out_bytes = dtype_size(n.type);
+        for_chunks(chunk_count(extent, indices), [&](std::size_t c, std::size_t) {
+            const std::size_t first = c * indices;
+            std::array<std::int64_t, XTRACE_MAX_RANK> part{};
+            std::copy(shape.begin(), shape.end(), part.begin());
+            part[outer] = static_cast<std::int64_t>(std::min(indices, extent - first));
+            n.reduce->whole(in + static_cast<std::int64_t>(first) * strides[outer] *
+                                     static_cast<std::int64_t>(in_bytes),
+                            strides, part.data(), shape.size(), mask,
+                            out + first * results_after * out_bytes);
+        });
     }
 
     // The dims operand 1 has as 1 (or lacks) where operand 0's are larger are summed away; the
@@ -610,8 +765,7 @@ private:
             if (d < lead || (to[d - lead] == 1 && from[d] != 1))
                 mask |= std::uint64_t(1) << d;
         std::array<std::int64_t, XTRACE_MAX_RANK> own{};
-        n.reduce->whole(home_data(in), home_strides(in, own.data()), from.data(), from.size(), mask,
-                        home_data(id));
+        reduce_whole(n, home_data(in), home_strides(in, own.data()), from, mask, home_data(id));
     }
 
     void copy_out(const plan::output_copy& c) {
@@ -656,7 +810,21 @@ XTRACE_DECL bool execute_fused(static_fusion::kernel_fn kernel, const graph::gra
             return false;
         leaves[k] = in.data;
     }
-    kernel(leaves.data(), output, static_cast<std::size_t>(num_elements(shape)));
+    // Chunks of whole SIMD-friendly blocks: each leaf (but a constant) and the output move on.
+    const auto size = static_cast<std::size_t>(num_elements(shape));
+    const std::size_t chunk = chunk_elements(size, 64);
+    const std::size_t out_bytes = dtype_size(g[g.outputs[0]].type);
+    for_chunks(chunk_count(size, chunk), [&](std::size_t c, std::size_t) {
+        const std::size_t begin = c * chunk;
+        std::array<const void*, static_fusion::max_leaves> moved;
+        for (std::size_t k = 0; k < p.fused_leaves.size(); ++k)
+            moved[k] = p.homes[p.fused_leaves[k]].where == plan::location::constant
+                           ? leaves[k]
+                           : static_cast<const std::byte*>(leaves[k]) +
+                                 begin * dtype_size(g[p.fused_leaves[k]].type);
+        kernel(moved.data(), static_cast<std::byte*>(output) + begin * out_bytes,
+               std::min(chunk, size - begin));
+    });
     return true;
 }
 
