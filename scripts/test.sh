@@ -11,7 +11,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/setup.sh
-xtrace_install_missing clang libclang-rt-14-dev libonnx-dev libprotobuf-dev libopenblas-dev
+xtrace_install_missing clang libclang-rt-14-dev libonnx-dev libprotobuf-dev libopenblas-dev \
+    libtbb-dev
 jobs="$(nproc)"
 
 # ONNX Runtime for the test that runs exported models (tests/onnx/ort): the npm package, kept in
@@ -30,6 +31,7 @@ ctest --preset ci -j "$jobs"
 
 echo "== concurrency tests under TSan"
 tsan_tests=(function_threads_test state_concurrency_test correctness_hostile_input_test
+            interp_threads_test
             onnx_threads_test)
 cmake --preset tsan >/dev/null
 cmake --build --preset tsan -j "$jobs" --target "${tsan_tests[@]}"

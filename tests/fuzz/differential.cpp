@@ -1,16 +1,18 @@
 // The random-program differential tester. Each program runs as a traced function (with and
 // without static fusion, into fresh results and into the caller's arrays, with every argument
-// donated, traced once for arguments of any rank, on contiguous arguments and again, from the
-// cache, on strided and transposed ones) and eagerly on xtensor; the results must agree: bit for
-// bit where every path computes exactly (integers, bools, comparisons, IEEE-exact float ops),
-// within a loose tolerance where the paths may round differently (transcendentals, float sums), and
-// with the same exception where one throws. A mismatch prints the seed and the program, minimised,
-// as C++ ready to paste into a regression test.
+// donated, cut into small chunks on 1, 2 and 8 threads, traced once for arguments of any rank,
+// on contiguous arguments and again, from the cache, on strided and transposed ones) and eagerly
+// on xtensor; the results must agree: bit for bit where every path computes exactly (integers,
+// bools, comparisons, IEEE-exact float ops), within a loose tolerance where the paths may round
+// differently (transcendentals, float sums), and with the same exception where one throws. Runs
+// that differ only in their thread count must agree bit for bit on every value. A mismatch
+// prints the seed and the program, minimised, as C++ ready to paste into a regression test.
 //
 // XTRACE_FUZZ_SECONDS (default 30) bounds the run, XTRACE_FUZZ_PROGRAMS the count, and
 // XTRACE_FUZZ_SEED (default 1) picks the programs. Built with XTRACE_FUZZ_ONNX (the target
 // onnx_differential), every program also goes through an ONNX export and load.
 
+#include "../support/threads.hpp"
 #include "interpret.hpp"
 
 #ifdef XTRACE_FUZZ_ONNX
@@ -335,6 +337,14 @@ bool needs_rank(const program& p) {
     return false;
 }
 
+/// `info` with every value compared bit for bit: what two runs that differ only in their
+/// thread count must agree on.
+std::vector<value_info> bit_exact(std::vector<value_info> info) {
+    for (value_info& v : info)
+        v.checked = v.exact = v.zero_sign = true;
+    return info;
+}
+
 /// Programs the any-rank path refused (needs_rank): reported, so that a path refusing
 /// everything shows.
 std::uint64_t& rank_refusals() {
@@ -394,6 +404,21 @@ std::string check(const program& p, std::uint64_t seed) {
                         in.x5.view());
         return r;
     });
+    // Cut into chunks of 7 elements (the floor lowered from its default) and run on 1, 2 and
+    // 8 threads: on 1 it agrees with eager, and on any count it gives the same bits.
+    auto chunked = [&](auto& f, int threads) {
+        return attempt([&] {
+            const interp::chunk_floor_scope floor(7);
+            return testing::on_threads(threads, [&] { return call(f); });
+        });
+    };
+    const outcome chunked_interpreted = chunked(interpreted, 1);
+    const outcome chunked_fused = chunked(fused, 1);
+    const std::tuple<const char*, int, outcome, const outcome*> more_threads[] = {
+        {"interpreted in chunks", 2, chunked(interpreted, 2), &chunked_interpreted},
+        {"interpreted in chunks", 8, chunked(interpreted, 8), &chunked_interpreted},
+        {"traced in chunks", 2, chunked(fused, 2), &chunked_fused},
+    };
     const outcome donated = attempt([&] { // every argument an rvalue array it may write into
         return fused(xt::xarray<float>(in.x0.values), xt::xarray<float>(in.x1.values),
                      xt::xarray<double>(in.x2.values), xt::xarray<std::int32_t>(in.x3.values),
@@ -438,6 +463,8 @@ std::string check(const program& p, std::uint64_t seed) {
              std::pair{"traced on strided arguments", &strided},
              std::pair{"traced for any rank", static_cast<const outcome*>(&unranked_run)},
              std::pair{"traced with donated arguments", &donated},
+             std::pair{"interpreted in chunks", &chunked_interpreted},
+             std::pair{"traced in chunks", &chunked_fused},
 #ifdef XTRACE_FUZZ_ONNX
              std::pair{"exported to ONNX and loaded", static_cast<const outcome*>(&onnx)},
 #endif
@@ -445,6 +472,12 @@ std::string check(const program& p, std::uint64_t seed) {
         const std::string why = compare(*o, eager, *info, slots);
         if (!why.empty())
             return std::string(name) + " vs eager: " + why;
+    }
+    const auto exact = bit_exact(*info);
+    for (const auto& [name, threads, many, one] : more_threads) {
+        const std::string why = compare(many, *one, exact, slots);
+        if (!why.empty())
+            return std::string(name) + " on " + std::to_string(threads) + " threads vs 1: " + why;
     }
     return "";
 }
