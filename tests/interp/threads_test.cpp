@@ -104,7 +104,9 @@ TEST_CASE("small chunks on every dtype, rank and size, broadcast and strided inp
             const auto b = testing::random_array<bool>(small);
             auto f = xtrace::function([](auto x, auto y) { return x & !y; });
             const auto r = on_every_count(f, a, b);
-            CHECK((r == xt::xarray<bool>(a & !b)));
+            // (xtensor 0.26's bool & under XTENSOR_USE_XSIMD does not compile: vectorised by hand)
+            const auto and_not = xt::vectorize([](bool p, bool q) { return p && !q; });
+            CHECK((r == xt::xarray<bool>(and_not(a, b))));
         }
         if (shape.size() >= 2) { // a transposed view: the region gathers its blocks
             const auto a = testing::random_array<float>(shape);
