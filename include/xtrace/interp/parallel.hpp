@@ -65,6 +65,8 @@ private:
 /// put them) unless the floor is below a block.
 inline std::size_t chunk_elements(std::size_t size, std::size_t block) noexcept {
     const std::size_t floor = min_chunk_elements();
+    if (size <= floor) // one chunk: the common small call pays no division
+        return std::max<std::size_t>(size, 1);
     std::size_t chunk = std::max(floor, (size + max_chunks - 1) / max_chunks);
     if (block > 0 && floor >= block)
         chunk = (chunk + block - 1) / block * block;
@@ -73,7 +75,7 @@ inline std::size_t chunk_elements(std::size_t size, std::size_t block) noexcept 
 
 /// Chunks of `chunk` elements covering `size`.
 inline std::size_t chunk_count(std::size_t size, std::size_t chunk) noexcept {
-    return size == 0 ? 0 : (size + chunk - 1) / chunk;
+    return size <= chunk ? (size > 0 ? 1 : 0) : (size + chunk - 1) / chunk;
 }
 
 namespace detail {

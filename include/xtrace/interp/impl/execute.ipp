@@ -167,6 +167,8 @@ private:
         std::byte* registers;        // one register set per worker slot
         std::size_t register_stride; // bytes between two slots' sets (apart by a cache line)
         std::byte** slot_ptrs;       // per worker slot: one pointer per register slot
+        std::size_t ptr_stride;      // pointers between two slots' (apart by a cache line, as
+                                     // every block rewrites them)
         std::size_t chunk, chunks;   // elements per chunk, chunk count
         std::byte** partials;        // [tail * chunks + chunk]: that chunk's partial results
         std::size_t* first_results;  // [tail * chunks + chunk]: the first result it covers
@@ -223,8 +225,10 @@ private:
         st.register_stride = (p_.register_bytes + 2 * plan::scratch_alignment - 1) /
                              plan::scratch_alignment * plan::scratch_alignment;
         st.registers = st.chunks > 1 ? scratch.allocate(slots * st.register_stride) : registers_;
+        constexpr std::size_t per_line = plan::scratch_alignment / sizeof(std::byte*);
+        st.ptr_stride = (r.registers.size() + per_line) / per_line * per_line;
         st.slot_ptrs = reinterpret_cast<std::byte**>(
-            scratch.allocate(slots * r.registers.size() * sizeof(std::byte*) + 1));
+            scratch.allocate(slots * st.ptr_stride * sizeof(std::byte*)));
         if (st.chunks > 1 && n_tails > 0)
             allocate_partials(st, scratch);
         for_chunks(st.chunks, [&](std::size_t c, std::size_t slot) { run_chunk(st, c, slot); });
@@ -281,7 +285,7 @@ private:
         const std::size_t n_nodes = r.nodes.size();
         const std::size_t block_bytes = r.block * 8;
         const std::size_t slots = r.registers.size();
-        std::byte** ptrs = st.slot_ptrs + slot * slots;
+        std::byte** ptrs = st.slot_ptrs + slot * st.ptr_stride;
         std::byte* registers = st.registers + slot * st.register_stride;
         for (std::size_t i = 0; i < slots; ++i)
             ptrs[i] = r.registers[i] == plan::no_register
@@ -813,6 +817,10 @@ XTRACE_DECL bool execute_fused(static_fusion::kernel_fn kernel, const graph::gra
     // Chunks of whole SIMD-friendly blocks: each leaf (but a constant) and the output move on.
     const auto size = static_cast<std::size_t>(num_elements(shape));
     const std::size_t chunk = chunk_elements(size, 64);
+    if (size <= chunk) { // one chunk, the small call's path
+        kernel(leaves.data(), output, size);
+        return true;
+    }
     const std::size_t out_bytes = dtype_size(g[g.outputs[0]].type);
     for_chunks(chunk_count(size, chunk), [&](std::size_t c, std::size_t) {
         const std::size_t begin = c * chunk;
