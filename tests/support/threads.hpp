@@ -11,10 +11,6 @@
 #include <oneapi/tbb/global_control.h>
 #endif
 
-#include <map>
-#include <memory>
-#include <mutex>
-
 namespace xtrace::testing {
 
 /// f() run on `threads` threads; returns what f returns.
@@ -28,16 +24,7 @@ decltype(auto) on_threads(int threads, F&& f) {
     // oneTBB caps its workers at the core count unless told otherwise.
     static const oneapi::tbb::global_control allow(
         oneapi::tbb::global_control::max_allowed_parallelism, 8);
-    static std::mutex mutex;
-    static std::map<int, std::unique_ptr<oneapi::tbb::task_arena>> arenas;
-    oneapi::tbb::task_arena* arena;
-    {
-        const std::lock_guard lock(mutex);
-        auto& a = arenas[threads];
-        if (!a)
-            a = std::make_unique<oneapi::tbb::task_arena>(threads);
-        arena = a.get();
-    }
+    oneapi::tbb::task_arena* arena = &interp::detail::arena_of(threads);
     // The arena may run f on one of its own threads: the caller's chunk floor goes along.
     const std::size_t floor = interp::min_chunk_elements();
     return arena->execute([&]() -> decltype(auto) {

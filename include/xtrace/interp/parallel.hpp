@@ -25,13 +25,6 @@
 
 namespace xtrace::interp {
 
-/// Whether this build runs chunks on oneTBB's threads (else serially, with the same results).
-#if defined(XTRACE_USE_TBB)
-inline constexpr bool multithreaded = true;
-#else
-inline constexpr bool multithreaded = false;
-#endif
-
 /// Fewest elements of a chunk by default: at 2^15 floats a chunk is ~10 µs of GELU, well over
 /// the cost of handing it to another thread.
 inline constexpr std::size_t default_min_chunk_elements = std::size_t(1) << 15;
