@@ -6,6 +6,12 @@
 #include "support/eager_scope.hpp"
 #include "support/testing.hpp"
 
+#include <cstdint>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <string>
+
 using namespace xtrace::testing;
 
 namespace {
@@ -89,3 +95,57 @@ TEST_CASE("several results, through std::tie; and eager mode") {
     CHECK(same(b, ea));
     CHECK(same(t, es));
 }
+
+#if defined(__linux__)
+namespace {
+
+// The VmFlags line of the mapping in /proc/self/smaps that holds `p`: "hg" marks a range the
+// process asked to back with huge pages.
+std::string vm_flags_at(const void* p) {
+    std::ifstream smaps("/proc/self/smaps");
+    const auto at = reinterpret_cast<std::uintptr_t>(p);
+    bool inside = false;
+    for (std::string line; std::getline(smaps, line);) {
+        unsigned long begin = 0, end = 0;
+        if (std::sscanf(line.c_str(), "%lx-%lx ", &begin, &end) == 2 &&
+            line.find(':') > line.find(' '))
+            inside = begin <= at && at < end;
+        else if (inside && line.rfind("VmFlags:", 0) == 0)
+            return line;
+    }
+    return {};
+}
+
+// An address in a's buffer past its first 2 MiB boundary: inside the part that can be huge.
+template <class T>
+const void* inside_huge_part(const xt::xarray<T>& a) {
+    const auto p = reinterpret_cast<std::uintptr_t>(a.data());
+    return reinterpret_cast<const void*>(((p >> 21) + 1) << 21);
+}
+
+} // namespace
+
+TEST_CASE("a result of 4 MiB or more asks for huge pages, and its values do not change") {
+    if (!std::filesystem::exists("/sys/kernel/mm/transparent_hugepage")) {
+        WARN("this kernel has no transparent huge pages: not checked");
+        return;
+    }
+    const std::size_t n = std::size_t(3) << 20; // 12 MiB of floats
+    const xt::xarray<float> x = random_array<float>({n});
+    for (bool fusion : {true, false}) {
+        auto f = xtrace::function([](auto v) { return v * 2.f + 1.f; },
+                                  quiet({.static_fusion = fusion}));
+        const xt::xarray<float> fresh = f(x);
+        xt::xarray<float> into;
+        f.call_into(into, x); // resized from empty: fresh memory too
+        for (const xt::xarray<float>* r : {&fresh, static_cast<const xt::xarray<float>*>(&into)}) {
+            REQUIRE(r->size() == n);
+            CHECK(vm_flags_at(inside_huge_part(*r)).find(" hg") != std::string::npos);
+            std::size_t wrong = 0;
+            for (std::size_t i = 0; i < n; ++i)
+                wrong += (*r)(i) != x(i) * 2.f + 1.f;
+            CHECK(wrong == 0);
+        }
+    }
+}
+#endif

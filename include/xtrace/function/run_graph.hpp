@@ -8,6 +8,7 @@
 #include "../interp/run_stages.hpp"
 #include "../interp/thread_cap.hpp"
 #include "arguments.hpp"
+#include "huge_pages.hpp"
 #include "outputs.hpp"
 #include "trace_entry.hpp"
 
@@ -36,6 +37,7 @@ auto run_staged(const trace_entry& trace, const plan::plan& first,
             void* data = nullptr;
             auto fit = [&](auto& a) {
                 a.resize(typename std::remove_cvref_t<decltype(a)>::shape_type(s.begin(), s.end()));
+                advise_huge_pages(a);
                 data = a.data();
             };
             if constexpr (outs::single)
@@ -58,7 +60,9 @@ template <class T>
 xt::xarray<T> fresh_output(const trace_entry& trace, const plan::plan& p, std::size_t k) {
     const shape_t& s = p.shapes[trace.g.outputs[k]];
     typename xt::xarray<T>::shape_type shape(s.begin(), s.end());
-    return xt::xarray<T>::from_shape(shape);
+    auto out = xt::xarray<T>::from_shape(shape);
+    advise_huge_pages(out);
+    return out;
 }
 
 /// Runs a trace's graph bound by `p` on `inputs` (and the call's variable arguments
@@ -245,8 +249,10 @@ void run_graph_into(const trace_entry& trace, const plan::plan& p,
         const shape_t& s = p.shapes[g.outputs[k]];
         if (a.dimension() != s.size() ||
             !std::equal(s.begin(), s.end(), a.shape().begin(),
-                        [](dim_t x, std::size_t y) { return static_cast<std::size_t>(x) == y; }))
+                        [](dim_t x, std::size_t y) { return static_cast<std::size_t>(x) == y; })) {
             a.resize(typename A::shape_type(s.begin(), s.end()));
+            advise_huge_pages(a);
+        }
         aliased = aliased || overlaps_inputs(trace, p, inputs, a.data(),
                                              a.size() * sizeof(typename A::value_type));
         return a.data();
