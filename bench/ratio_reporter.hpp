@@ -22,11 +22,15 @@ public:
     void ReportRuns(const std::vector<Run>& runs) override {
         ConsoleReporter::ReportRuns(runs);
         for (const auto& r : runs) {
-            const std::string name = r.benchmark_name();
+            std::string name = r.benchmark_name();
+            if (const auto suffix = name.rfind("/real_time"); suffix != std::string::npos)
+                name.erase(suffix); // UseRealTime's suffix is not part of the size
             const auto slash = name.find('/');
             if (slash == std::string::npos || r.run_type != Run::RT_Iteration)
                 continue;
             const std::string variant = name.substr(0, slash), size = name.substr(slash + 1);
+            if (times_.find(size) == times_.end())
+                sizes_.push_back(size);
             times_[size][variant] = r.GetAdjustedRealTime();
             if (std::find(order_.begin(), order_.end(), variant) == order_.end())
                 order_.push_back(variant);
@@ -36,7 +40,8 @@ public:
     void Finalize() override {
         ConsoleReporter::Finalize();
         std::printf("\nratio to %s (lower is faster), same run:\n", anchor_.c_str());
-        for (const auto& [size, by_variant] : times_) {
+        for (const auto& size : sizes_) { // in the order they ran
+            const auto& by_variant = times_[size];
             const auto anchor = by_variant.find(anchor_);
             if (anchor == by_variant.end())
                 continue;
@@ -53,7 +58,7 @@ public:
 
 private:
     std::string anchor_;
-    std::vector<std::string> order_;
+    std::vector<std::string> order_, sizes_;
     std::map<std::string, std::map<std::string, double>> times_;
 };
 

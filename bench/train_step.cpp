@@ -32,29 +32,31 @@ void train_step(benchmark::State& state) {
     std::mt19937 gen(3);
     model m(in, hidden, out, gen);
     const xt::xarray<float> x = random({64, in}, 1.f, gen), t = random({64, out}, 1.f, gen);
-    auto step = xtrace::function([&](auto x, auto target) {
-        auto w1 = m.w1.read(), b1 = m.b1.read(), w2 = m.w2.read(), b2 = m.b2.read();
-        auto h = xtrace::relu(xtrace::matmul(x, w1) + b1);
-        auto y = xtrace::matmul(h, w2) + b2;
-        auto err = y - target;
-        auto loss = xtrace::mean(xtrace::square(err));
-        const float rate = 1e-3f;
-        if constexpr (Automatic) {
-            auto [gw1, gb1, gw2, gb2] = xtrace::gradients(loss, m.w1, m.b1, m.w2, m.b2);
-            m.w1.assign_sub(gw1 * rate);
-            m.b1.assign_sub(gb1 * rate);
-            m.w2.assign_sub(gw2 * rate);
-            m.b2.assign_sub(gb2 * rate);
-        } else {
-            auto dy = err * (2.f / static_cast<float>(64 * target.shape()[1]));
-            auto dh = xtrace::where(h > 0.f, xtrace::matmul(dy, xtrace::transpose(w2)), 0.f);
-            m.w2.assign_sub(xtrace::matmul(xtrace::transpose(h), dy) * rate);
-            m.b2.assign_sub(xtrace::sum(dy, {0}) * rate);
-            m.w1.assign_sub(xtrace::matmul(xtrace::transpose(x), dh) * rate);
-            m.b1.assign_sub(xtrace::sum(dh, {0}) * rate);
-        }
-        return loss;
-    });
+    auto step = xtrace::function(
+        [&](auto x, auto target) {
+            auto w1 = m.w1.read(), b1 = m.b1.read(), w2 = m.w2.read(), b2 = m.b2.read();
+            auto h = xtrace::relu(xtrace::matmul(x, w1) + b1);
+            auto y = xtrace::matmul(h, w2) + b2;
+            auto err = y - target;
+            auto loss = xtrace::mean(xtrace::square(err));
+            const float rate = 1e-3f;
+            if constexpr (Automatic) {
+                auto [gw1, gb1, gw2, gb2] = xtrace::gradients(loss, m.w1, m.b1, m.w2, m.b2);
+                m.w1.assign_sub(gw1 * rate);
+                m.b1.assign_sub(gb1 * rate);
+                m.w2.assign_sub(gw2 * rate);
+                m.b2.assign_sub(gb2 * rate);
+            } else {
+                auto dy = err * (2.f / static_cast<float>(64 * target.shape()[1]));
+                auto dh = xtrace::where(h > 0.f, xtrace::matmul(dy, xtrace::transpose(w2)), 0.f);
+                m.w2.assign_sub(xtrace::matmul(xtrace::transpose(h), dy) * rate);
+                m.b2.assign_sub(xtrace::sum(dy, {0}) * rate);
+                m.w1.assign_sub(xtrace::matmul(xtrace::transpose(x), dh) * rate);
+                m.b1.assign_sub(xtrace::sum(dh, {0}) * rate);
+            }
+            return loss;
+        },
+        xtrace::options{.max_threads = 1}); // PyTorch's anchor runs on 1 thread too
     step(x, t);
     for (auto _ : state) {
         auto loss = step(x, t);
