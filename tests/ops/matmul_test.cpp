@@ -4,6 +4,8 @@
 #include "support/eager_scope.hpp"
 #include "support/testing.hpp"
 
+#include <xtrace/interp/matmul.hpp>
+
 #include <xtrace/ext/xtensor_extras.hpp>
 
 using namespace xtrace::testing;
@@ -126,4 +128,31 @@ TEST_CASE("matmul shape errors name both shapes") {
     CHECK_THROWS_AS(
         f(xt::xarray<float>::from_shape({2, 2, 3}), xt::xarray<float>::from_shape({3, 3, 1})),
         xtrace::shape_error);
+}
+
+TEST_CASE("matmul over k longer than the kernel's block of B, rows and columns around its tile") {
+    // The kernel packs B kc rows at a time and carries each tile of C from one block to the
+    // next: k on both sides of one and two blocks, m and n on both sides of the tile.
+    auto check = [](auto type) {
+        using T = typename decltype(type)::type;
+        using namespace xtrace::interp;
+        auto f = xtrace::function([](auto a, auto b) { return xtrace::matmul(a, b); }, quiet());
+        const std::int64_t kc = matmul_k_block<T>, rows = matmul_tile_rows,
+                           cols = matmul_tile_cols<T>;
+        const double tol = std::is_same_v<T, float> ? 1e-3 : 1e-12;
+        for (std::int64_t k : {kc - 1, kc, kc + 1, 2 * kc + 5})
+            for (std::int64_t m : {std::int64_t(1), rows, 2 * rows + 3})
+                for (std::int64_t n : {cols - 1, cols + 3}) {
+                    const auto dims = [](std::int64_t r, std::int64_t c) {
+                        return std::vector<std::size_t>{static_cast<std::size_t>(r),
+                                                        static_cast<std::size_t>(c)};
+                    };
+                    const xt::xarray<T> a = random_array<T>(dims(m, k), -1, 1);
+                    const xt::xarray<T> b = random_array<T>(dims(k, n), -1, 1);
+                    INFO("m " << m << " n " << n << " k " << k);
+                    CHECK(close(f(a, b), reference(a, b), 8, tol));
+                }
+    };
+    check(std::type_identity<float>{});
+    check(std::type_identity<double>{});
 }
