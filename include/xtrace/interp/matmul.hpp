@@ -83,27 +83,22 @@ void matmul_kernel(const std::byte* a_bytes, std::int64_t ar, std::int64_t ac,
                         }
                     }
                     const T* a_rows = a + i0 * ar + p0 * ac;
-                    if (mr == mr_max) {
+                    // `rows` is a constant for a full tile, so that its loop unrolls.
+                    auto accumulate = [&](auto rows) {
                         for (std::int64_t p = 0; p < kc; ++p) {
                             const B b0 = B::load_unaligned(panel.data() + p * nr_max);
                             const B b1 = B::load_unaligned(panel.data() + p * nr_max + w);
-                            for (std::int64_t r = 0; r < mr_max; ++r) {
+                            for (std::int64_t r = 0; r < rows; ++r) {
                                 const B av(a_rows[r * ar + p * ac]);
                                 acc[r][0] = xsimd::fma(av, b0, acc[r][0]);
                                 acc[r][1] = xsimd::fma(av, b1, acc[r][1]);
                             }
                         }
-                    } else {
-                        for (std::int64_t p = 0; p < kc; ++p) {
-                            const B b0 = B::load_unaligned(panel.data() + p * nr_max);
-                            const B b1 = B::load_unaligned(panel.data() + p * nr_max + w);
-                            for (std::int64_t r = 0; r < mr; ++r) {
-                                const B av(a_rows[r * ar + p * ac]);
-                                acc[r][0] = xsimd::fma(av, b0, acc[r][0]);
-                                acc[r][1] = xsimd::fma(av, b1, acc[r][1]);
-                            }
-                        }
-                    }
+                    };
+                    if (mr == mr_max)
+                        accumulate(std::integral_constant<std::int64_t, mr_max>{});
+                    else
+                        accumulate(mr);
                     for (std::int64_t r = 0; r < mr; ++r) {
                         T* row = c + (i0 + r) * n + j0;
                         if (nr == nr_max) {
