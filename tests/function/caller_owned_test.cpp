@@ -12,6 +12,12 @@
 #include <fstream>
 #include <string>
 
+// xtrace's headers keep system macros out of the files that include them: <sys/mman.h>'s
+// MAP_TYPE broke ONNX's parser.h, which names an enumerator so.
+#if defined(MAP_TYPE) || defined(MADV_HUGEPAGE)
+#error "an xtrace header included <sys/mman.h>"
+#endif
+
 using namespace xtrace::testing;
 
 namespace {

@@ -14,11 +14,21 @@
 #include <cstddef>
 #include <cstdint>
 
-#if defined(__linux__)
-#include <sys/mman.h>
+// madvise is declared here, as <sys/mman.h> declares it, because that header's macros (MAP_TYPE
+// among them) would reach every file that includes xtrace and break others (ONNX's parser.h
+// names an enumerator MAP_TYPE). The advice's value is the same on these architectures.
+#if defined(__linux__) && (defined(__x86_64__) || defined(__i386__) || defined(__aarch64__) ||     \
+                           defined(__arm__) || defined(__riscv) || defined(__powerpc64__))
+#define XTRACE_HAS_MADVISE_HUGEPAGE 1
+extern "C" int madvise(void* addr, std::size_t len, int advice) noexcept;
 #endif
 
 namespace xtrace::function_detail {
+
+#if defined(XTRACE_HAS_MADVISE_HUGEPAGE)
+/// Linux's MADV_HUGEPAGE.
+inline constexpr int madvise_hugepage = 14;
+#endif
 
 /// Results at least this large ask for huge pages (numpy's threshold).
 inline constexpr std::size_t huge_page_min_bytes = std::size_t(4) << 20;
@@ -26,14 +36,14 @@ inline constexpr std::size_t huge_page_min_bytes = std::size_t(4) << 20;
 /// Asks the kernel to back the 2 MiB-aligned part of [data, data + bytes) with huge pages, when
 /// the buffer is at least huge_page_min_bytes; a hint, so a refusal changes nothing.
 inline void advise_huge_pages(void* data, std::size_t bytes) noexcept {
-#if defined(__linux__) && defined(MADV_HUGEPAGE)
+#if defined(XTRACE_HAS_MADVISE_HUGEPAGE)
     if (bytes < huge_page_min_bytes || data == nullptr)
         return;
     constexpr std::uintptr_t huge = std::uintptr_t(1) << 21;
     const auto begin = (reinterpret_cast<std::uintptr_t>(data) + huge - 1) & ~(huge - 1);
     const auto end = (reinterpret_cast<std::uintptr_t>(data) + bytes) & ~(huge - 1);
     if (end > begin)
-        (void)::madvise(reinterpret_cast<void*>(begin), end - begin, MADV_HUGEPAGE);
+        (void)::madvise(reinterpret_cast<void*>(begin), end - begin, madvise_hugepage);
 #else
     (void)data;
     (void)bytes;
