@@ -16,9 +16,12 @@
 
 // madvise is declared here, as <sys/mman.h> declares it, because that header's macros (MAP_TYPE
 // among them) would reach every file that includes xtrace and break others (ONNX's parser.h
-// names an enumerator MAP_TYPE). The advice's value is the same on these architectures.
-#if defined(__linux__) && (defined(__x86_64__) || defined(__i386__) || defined(__aarch64__) ||     \
-                           defined(__arm__) || defined(__riscv) || defined(__powerpc64__))
+// names an enumerator MAP_TYPE). The declaration is glibc's own (noexcept, as its __THROW), so
+// the two agree in either order; other C libraries declare it differently and are left out. The
+// advice's value is the same on these architectures.
+#if defined(__linux__) && defined(__GLIBC__) &&                                                    \
+    (defined(__x86_64__) || defined(__i386__) || defined(__aarch64__) || defined(__arm__) ||       \
+     defined(__riscv) || defined(__powerpc64__))
 #define XTRACE_HAS_MADVISE_HUGEPAGE 1
 extern "C" int madvise(void* addr, std::size_t len, int advice) noexcept;
 #endif
