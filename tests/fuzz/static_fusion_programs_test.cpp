@@ -2,11 +2,13 @@
 // expression *type*, which programs built at run time (tests/fuzz/differential.cpp) cannot
 // have, so these are drawn at compile time: a constexpr generator turns each seed into an
 // elementwise expression over three float arguments, and each runs statically fused, through
-// the interpreter and eagerly. Exact ops must agree bit for bit, and transcendentals within a
+// the interpreter and eagerly, and through the interpreter's compiled pieces (a strided
+// argument, a reduction). Exact ops must agree bit for bit, and transcendentals within a
 // tolerance.
 
 #include "support/eager_scope.hpp"
 #include "support/testing.hpp"
+#include <xtrace/ext/xtensor_extras.hpp>
 
 #include <cstdint>
 #include <cstring>
@@ -103,6 +105,8 @@ bool agree(const xt::xarray<float>& a, const xt::xarray<float>& b, bool exact) {
 // Programs of the set that static fusion compiles (the rest, e.g. a bare argument, do not
 // qualify and run through the interpreter on both traced paths).
 int fused_programs = 0;
+// Programs whose reduction reads a compiled piece.
+int pieces_run = 0;
 
 template <std::uint64_t S>
 void run_program() {
@@ -121,6 +125,27 @@ void run_program() {
         INFO("program seed " << S << " (" << xtrace::inspect::to_string<G>() << "), n = " << n);
         CHECK(agree(traced, eager, !inexact<S, depth>()));
     }
+    // A strided z stops the whole-program kernel: the interpreter runs the program's compiled
+    // pieces instead (z is then a leaf it gathers), here and under a sum that reduces inside the
+    // same region. Each must give what the interpreter gives op by op.
+    auto summed = xtrace::function(
+        [](auto x, auto y, auto z) { return xtrace::sum(gen<S, depth>(x, y, z), {0}); }, quiet());
+    auto by_op = [](const auto& fn) {
+        return xtrace::function(fn.lambda(), quiet(xtrace::options{.static_fusion = false}));
+    };
+    const xt::xarray<float> x = random_array<float>({1030}), y = random_array<float>({1030}),
+                            every_other = random_array<float>({2060});
+    const auto z = xt::view(every_other, xt::range(0, 2060, 2));
+    INFO("program seed " << S << " (" << xtrace::inspect::to_string<G>() << "), z strided");
+    CHECK(agree(f(x, y, z), by_op(f)(x, y, z), !inexact<S, depth>()));
+    // Float sums are compared within a tolerance: the blocks they add up by may differ.
+    CHECK(agree(summed(x, y, z), by_op(summed)(x, y, z), false));
+    pieces_run +=
+        summed
+            .get_concrete_function(xtrace::spec<float>({1030}), xtrace::spec<float>({1030}),
+                                   xtrace::spec<float>({1030}))
+            .plan_text()
+            .find("fused") != std::string::npos;
 }
 
 template <std::uint64_t... Seeds>
@@ -133,4 +158,6 @@ void run_all(std::integer_sequence<std::uint64_t, Seeds...>) {
 TEST_CASE("random elementwise programs agree: static fusion, interpreter and eager") {
     run_all(std::make_integer_sequence<std::uint64_t, 24>{});
     CHECK(fused_programs >= 16);
+    INFO(pieces_run << " of 24 programs ran a piece");
+    CHECK(pieces_run >= 12);
 }

@@ -127,7 +127,10 @@ std::shared_ptr<trace_entry> trace_lambda(const F& fn, const signature& target, 
     if constexpr (outputs_of<Traced>::single)
         if (static_fusion)
             fused = interp::static_fusion::kernel_for<Traced>();
-    return make_trace_entry(trace::finish_trace(*b), target, fused);
+    trace::finished_trace t = trace::finish_trace(*b);
+    if (static_fusion) // larger elementwise graphs run compiled kernels piece by piece
+        interp::static_fusion::attach_pieces<Traced>(t.g);
+    return make_trace_entry(std::move(t), target, fused);
 }
 
 } // namespace xtrace::function_detail

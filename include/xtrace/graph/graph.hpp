@@ -90,6 +90,17 @@ struct graph;
 /// sorted).
 using node_id = std::uint32_t;
 
+/// A subtree of elementwise ops compiled into one kernel when it was traced
+/// (interp/static_fusion.hpp): the interpreter may run it in place of the subtree's ops, keeping
+/// every intermediate in registers.
+struct fused_piece {
+    kernel_fn fn = nullptr; ///< computes the root from a table of pointers, one per leaf
+    std::size_t ops = 0;    ///< op nodes in the subtree, counted with repetition (a tree walk)
+    /// What the kernel reads, in its order: constants as one value, anything else element by
+    /// element.
+    std::vector<node_id> leaves;
+};
+
 /// One operation of the runtime graph IR.
 struct node {
     op_kind op = op_kind::constant;   ///< what it computes
@@ -115,6 +126,9 @@ struct node {
     /// program compiles only the kernels its graphs use. assign_variable: when set, the update
     /// (add or sub) applied to the variable and the value under the variable's lock.
     const kernel_set* kernels = nullptr;
+    /// Elementwise ops: the compiled kernel of the subtree of elementwise ops this node roots, if
+    /// its expression type had one (null for graphs not traced from typed expressions).
+    std::shared_ptr<const fused_piece> piece;
     /// Reductions: the reduced dims, sorted. transpose: the permutation. expand_dims, squeeze:
     /// the axis.
     std::vector<std::int64_t> axes;

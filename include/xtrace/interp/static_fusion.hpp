@@ -14,20 +14,48 @@
 #include "../plan/plan.hpp"
 #include "kernels.hpp"
 
+#include <array>
 #include <cstddef>
+#include <memory>
+#include <tuple>
 #include <type_traits>
+#include <utility>
+#include <vector>
 
 namespace xtrace::interp::static_fusion {
 
 using interp::functor_of;
 
-/// Leaves of expression E, counted with repetition (the tree, not the DAG).
+/// True when node type E is computed inside a fused kernel: an elementwise op with a batch form
+/// whose operands share its result's dtype. A fused kernel reads its other operands as leaves.
+template <class E>
+inline constexpr bool interior = false;
+template <class Op, class... Cs>
+requires requires {
+    typename functor_of<Op>::type;
+}
+inline constexpr bool interior<node<Op, Cs...>> =
+    (std::is_same_v<typename Cs::value_type, typename node<Op, Cs...>::value_type> && ...) &&
+    functor_of<Op>::type::template simd<typename node<Op, Cs...>::value_type> &&
+    info(Op::kind).result == op_result::same;
+
+/// Leaves of expression E, counted with repetition (the tree, not the DAG): what a fused kernel
+/// of E reads.
 template <class E>
 inline constexpr std::size_t leaf_count = 1;
 template <class Op, class... Cs>
+requires interior<node<Op, Cs...>>
 inline constexpr std::size_t leaf_count<node<Op, Cs...>> = (leaf_count<Cs> + ...);
 
-/// True when E compiles to one SIMD loop: elementwise ops, one dtype throughout, batch forms.
+/// Ops a fused kernel of E computes, counted with repetition.
+template <class E>
+inline constexpr std::size_t op_count = 0;
+template <class Op, class... Cs>
+requires interior<node<Op, Cs...>>
+inline constexpr std::size_t op_count<node<Op, Cs...>> = (std::size_t(1) + ... + op_count<Cs>);
+
+/// True when E compiles to one SIMD loop over its arguments and constants: elementwise ops, one
+/// dtype throughout, batch forms.
 template <class E>
 inline constexpr bool fusable = false;
 template <std::size_t I, class T>
@@ -35,14 +63,8 @@ inline constexpr bool fusable<arg<I, T>> = std::is_arithmetic_v<T> && !std::is_s
 template <class T>
 inline constexpr bool fusable<constant<T>> = std::is_arithmetic_v<T> && !std::is_same_v<T, bool>;
 template <class Op, class... Cs>
-requires requires {
-    typename functor_of<Op>::type;
-}
-inline constexpr bool fusable<node<Op, Cs...>> =
-    ((fusable<Cs> &&
-      std::is_same_v<typename Cs::value_type, typename node<Op, Cs...>::value_type>)&&...) &&
-    functor_of<Op>::type::template simd<typename node<Op, Cs...>::value_type> &&
-    info(Op::kind).result == op_result::same;
+requires interior<node<Op, Cs...>>
+inline constexpr bool fusable<node<Op, Cs...>> = (fusable<Cs> && ...);
 
 /// Most leaves a statically fused kernel takes (larger expressions use the interpreter).
 inline constexpr std::size_t max_leaves = plan::max_fused_leaves;
@@ -54,11 +76,10 @@ inline constexpr std::size_t max_nodes = XTRACE_STATIC_FUSION_MAX_NODES;
 
 namespace detail {
 
+// A leaf read element by element: an argument, or any value the kernel does not compute.
 template <class E, std::size_t Leaf>
-struct eval;
-
-template <std::size_t I, class T, std::size_t Leaf>
-struct eval<arg<I, T>, Leaf> {
+struct eval {
+    using T = typename E::value_type;
     template <class B>
     static B batch(const void* const* leaves, std::size_t i) {
         return B::load_unaligned(static_cast<const T*>(leaves[Leaf]) + i);
@@ -68,6 +89,7 @@ struct eval<arg<I, T>, Leaf> {
     }
 };
 
+// A constant: one value.
 template <class T, std::size_t Leaf>
 struct eval<constant<T>, Leaf> {
     template <class B>
@@ -90,6 +112,7 @@ inline constexpr std::size_t offset_of = [] {
 }();
 
 template <class Op, class... Cs, std::size_t Leaf>
+requires interior<node<Op, Cs...>>
 struct eval<node<Op, Cs...>, Leaf> {
     using F = typename functor_of<Op>::type;
     template <class B>
@@ -136,6 +159,173 @@ constexpr kernel_fn kernel_for() {
         return &kernel<E>;
     else
         return nullptr;
+}
+
+/// Most nodes (leaves included) of an expression type whose fused pieces are attached to its
+/// graph: attaching walks the type as a tree, which repetition can make exponential in the DAG.
+inline constexpr std::size_t max_piece_walk = 4096;
+
+/// In a partitioned expression type, a subtree computed by a fused piece of its own: the piece
+/// above reads its result as a leaf.
+template <class C>
+struct cut {
+    using value_type = typename C::value_type; ///< element type
+};
+
+namespace detail {
+
+template <std::size_t N>
+constexpr std::size_t largest_of(const std::array<std::size_t, N>& v) {
+    std::size_t k = 0;
+    for (std::size_t i = 1; i < N; ++i)
+        if (v[i] > v[k])
+            k = i;
+    return k;
+}
+
+} // namespace detail
+
+/// Expression E partitioned into fused pieces of at most max_nodes ops and max_leaves leaves,
+/// bottom up: where a node's piece would grow past them, its largest child (or every child)
+/// becomes a cut, the root of a piece of its own. `ops` and `leaves` are the top piece's.
+template <class E>
+struct partition {
+    using type = E; // a leaf: nothing to fuse
+    static constexpr std::size_t ops = 0, leaves = 1;
+};
+template <class Op, class... Cs>
+requires interior<node<Op, Cs...>>
+struct partition<node<Op, Cs...>> {
+    static constexpr std::array<std::size_t, sizeof...(Cs)> child_ops{partition<Cs>::ops...},
+        child_leaves{partition<Cs>::leaves...};
+    static constexpr std::size_t all_ops = (std::size_t(1) + ... + partition<Cs>::ops),
+                                 all_leaves = (partition<Cs>::leaves + ...);
+    static constexpr bool over = all_ops > max_nodes || all_leaves > max_leaves;
+    static constexpr std::size_t largest = detail::largest_of(child_ops);
+    static constexpr bool over_without_largest =
+        all_ops - child_ops[largest] > max_nodes ||
+        all_leaves - child_leaves[largest] + 1 > max_leaves;
+    template <std::size_t K>
+    static constexpr bool cut_child = over&& child_ops[K] > 0 &&
+                                      (over_without_largest || K == largest);
+    template <std::size_t K, class C>
+    using child = std::conditional_t<cut_child<K>, cut<typename partition<C>::type>,
+                                     typename partition<C>::type>;
+    static constexpr auto sums = [] {
+        std::size_t ops = 1, leaves = 0;
+        [&]<std::size_t... K>(std::index_sequence<K...>) {
+            ((ops += cut_child<K> ? 0 : child_ops[K], leaves += cut_child<K> ? 1 : child_leaves[K]),
+             ...);
+        }
+        (std::index_sequence_for<Cs...>{});
+        return std::array<std::size_t, 2>{ops, leaves};
+    }();
+    using type = decltype([]<std::size_t... K>(std::index_sequence<K...>) {
+        return std::type_identity<node<Op, child<K, Cs>...>>{};
+    }(std::index_sequence_for<Cs...>{}))::type;
+    static constexpr std::size_t ops = sums[0], leaves = sums[1];
+};
+
+namespace detail {
+
+// Matching a partitioned expression type against the graph below a node. mirror checks that the
+// nodes have the type's ops and collects a piece's leaves in its kernel's order; root attaches
+// the piece rooted at a node and goes on below it; below finds the pieces under a piece's leaves.
+template <class E>
+struct walk { // an argument or an erased value: a leaf, with nothing below to fuse
+    static bool mirror(const graph::graph& g, graph::node_id id,
+                       std::vector<graph::node_id>& leaves) {
+        if (g[id].op == op_kind::constant) // read element by element: must be a whole tensor
+            return false;
+        leaves.push_back(id);
+        return true;
+    }
+    static void root(graph::graph&, graph::node_id) {}
+    static void below(graph::graph&, graph::node_id) {}
+};
+
+template <class T>
+struct walk<constant<T>> : walk<void*> {
+    static bool mirror(const graph::graph& g, graph::node_id id,
+                       std::vector<graph::node_id>& leaves) {
+        if (g[id].op != op_kind::constant || g[id].type != dtype_of_v<T>)
+            return false;
+        leaves.push_back(id);
+        return true;
+    }
+};
+
+template <class C>
+struct walk<cut<C>> : walk<void*> {
+    static void below(graph::graph& g, graph::node_id id) { walk<C>::root(g, id); }
+};
+
+template <class Op, class... Cs>
+struct walk<node<Op, Cs...>> {
+    using E = node<Op, Cs...>;
+    static bool mirror(const graph::graph& g, graph::node_id id,
+                       std::vector<graph::node_id>& leaves) {
+        const graph::node& n = g[id];
+        if constexpr (interior<E>) {
+            if (n.op != Op::kind || n.type != dtype_of_v<typename E::value_type> ||
+                n.inputs.size() != sizeof...(Cs))
+                return false;
+            return [&]<std::size_t... K>(std::index_sequence<K...>) {
+                return (walk<Cs>::mirror(g, n.inputs[K], leaves) && ...);
+            }
+            (std::index_sequence_for<Cs...>{});
+        } else {
+            return walk<void*>::mirror(g, id, leaves);
+        }
+    }
+    static void root(graph::graph& g, graph::node_id id) {
+        if constexpr (interior<E> && op_count<E> >= 2) {
+            std::vector<graph::node_id> leaves;
+            if (mirror(g, id, leaves) && leaves.size() == leaf_count<E>)
+                g.nodes[id].piece = std::make_shared<const graph::fused_piece>(
+                    graph::fused_piece{&kernel<E>, op_count<E>, std::move(leaves)});
+        }
+        below(g, id);
+    }
+    static void below(graph::graph& g, graph::node_id id) {
+        if constexpr (interior<E> || info(Op::kind).elementwise || info(Op::kind).reduction) {
+            if (g[id].op != Op::kind || g[id].inputs.size() != sizeof...(Cs))
+                return;
+            const std::vector<graph::node_id> in = g[id].inputs;
+            [&]<std::size_t... K>(std::index_sequence<K...>) {
+                // In a piece its operands go on it; under another op each roots its own.
+                if constexpr (interior<E>)
+                    (walk<Cs>::below(g, in[K]), ...);
+                else
+                    (walk<typename partition<Cs>::type>::root(g, in[K]), ...);
+            }
+            (std::index_sequence_for<Cs...>{});
+        }
+    }
+};
+
+template <class R>
+void attach_to_output(graph::graph& g, std::size_t k) {
+    if constexpr (expr::tree_size<R> <= max_piece_walk)
+        walk<typename partition<R>::type>::root(g, g.outputs[k]);
+}
+
+} // namespace detail
+
+/// Marks the roots of the fused pieces of `g`, a graph traced from a lambda that returned R (a
+/// symbolic tensor, or a tuple or pair of them): each gets its subtree's compiled kernel.
+template <class R>
+void attach_pieces(graph::graph& g) {
+    if constexpr (requires { typename R::value_type; }) {
+        if (g.outputs.size() == 1)
+            detail::attach_to_output<R>(g, 0);
+    } else {
+        [&]<std::size_t... K>(std::index_sequence<K...>) {
+            if (g.outputs.size() == sizeof...(K))
+                (detail::attach_to_output<std::tuple_element_t<K, R>>(g, K), ...);
+        }
+        (std::make_index_sequence<std::tuple_size_v<R>>{});
+    }
 }
 
 } // namespace xtrace::interp::static_fusion

@@ -69,10 +69,12 @@ XTRACE_DECL std::vector<std::vector<std::uint32_t>> donations(const graph::graph
             std::find(reader->inputs.begin(), reader->inputs.end(), a) - reader->inputs.begin());
         std::size_t last_read = 0;
         for (std::size_t k = 0; k < reader->program.size(); ++k) {
-            const std::size_t arity = g[reader->nodes[k]].inputs.size();
-            for (std::size_t j = 0; j < arity; ++j)
-                if (reader->program[k].in[j] == slot)
-                    last_read = k;
+            const instruction& ins = reader->program[k];
+            const std::uint16_t* first =
+                ins.leaves ? reader->leaf_slots.data() + ins.first_leaf : ins.in.data();
+            const std::size_t count = ins.leaves ? ins.leaves : g[reader->nodes[k]].inputs.size();
+            if (std::find(first, first + count, slot) != first + count)
+                last_read = k;
         }
         if (std::any_of(reader->tails.begin(), reader->tails.end(),
                         [&](const tail_reduction& t) { return t.slot == slot; }))

@@ -54,6 +54,10 @@ struct instruction {
     graph::kernel_fn fn;
     std::array<std::uint16_t, 3> in{};
     std::uint16_t out = 0;
+    /// A fused piece's kernel: how many operands it reads, from `region::leaf_slots[first_leaf]`
+    /// on (0 for one op's kernel, whose operands are `in`).
+    std::uint16_t leaves = 0;
+    std::uint32_t first_leaf = 0;
 };
 
 /// A reduction of a region's node over its innermost or outermost dims, computed block by block
@@ -79,6 +83,10 @@ struct region {
     std::uint16_t register_count = 0;     ///< distinct registers
     std::size_t block = 0;                ///< elements per block
     std::vector<tail_reduction> tails;    ///< reductions fed by the region, run with it
+    /// Per node: the leaves of the fused piece that computes it (graph::node::piece), or empty
+    /// when its own op's kernel does. Empty when no node runs a piece.
+    std::vector<std::vector<graph::node_id>> piece_leaves;
+    std::vector<std::uint16_t> leaf_slots; ///< the pieces' operands, as slots
 };
 
 /// A step that runs one node alone: a reduction or shape op that needs its input whole, a

@@ -315,6 +315,14 @@ private:
                 if (st.outs[k])
                     ptrs[n_in + k] = st.outs[k] + start * dtype_size(g_[r.nodes[k]].type);
             for (const auto& ins : r.program) {
+                if (ins.leaves) { // a fused piece
+                    const void* in[plan::max_fused_leaves];
+                    const std::uint16_t* leaf = r.leaf_slots.data() + ins.first_leaf;
+                    for (std::size_t j = 0; j < ins.leaves; ++j)
+                        in[j] = ptrs[leaf[j]];
+                    ins.fn(in, ptrs[ins.out], n);
+                    continue;
+                }
                 const void* in[3] = {ptrs[ins.in[0]], ptrs[ins.in[1]], ptrs[ins.in[2]]};
                 ins.fn(in, ptrs[ins.out], n);
             }

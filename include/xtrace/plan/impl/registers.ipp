@@ -3,6 +3,7 @@
 #include "../../core/error.hpp"
 
 #include <algorithm>
+#include <span>
 #include <string>
 #include <unistd.h>
 #include <unordered_map>
@@ -39,9 +40,22 @@ XTRACE_DECL void allocate_registers(region& r, const graph::graph& g) {
     for (std::size_t i = 0; i < n_in; ++i)
         needs_register[i] = g[r.inputs[i]].op != op_kind::constant;
     r.program.resize(r.nodes.size());
+    r.leaf_slots.clear();
     for (std::size_t i = 0; i < r.nodes.size(); ++i) {
         const graph::node& n = g[r.nodes[i]];
         instruction& ins = r.program[i];
+        ins.out = static_cast<std::uint16_t>(n_in + i);
+        if (!r.piece_leaves.empty() && !r.piece_leaves[i].empty()) { // one fused piece
+            ins.fn = n.piece->fn;
+            ins.first_leaf = static_cast<std::uint32_t>(r.leaf_slots.size());
+            ins.leaves = static_cast<std::uint16_t>(r.piece_leaves[i].size());
+            for (graph::node_id leaf : r.piece_leaves[i]) {
+                const std::uint16_t s = slot_of(leaf);
+                r.leaf_slots.push_back(s);
+                last_use[s] = std::max(last_use[s], i);
+            }
+            continue;
+        }
         int splat = -1;
         for (std::size_t k = 0; k < n.inputs.size(); ++k) {
             ins.in[k] = slot_of(n.inputs[k]);
@@ -61,7 +75,6 @@ XTRACE_DECL void allocate_registers(region& r, const graph::graph& g) {
         ins.fn = splat == 0   ? n.kernels->splat_first
                  : splat == 1 ? n.kernels->splat_second
                               : n.kernels->plain;
-        ins.out = static_cast<std::uint16_t>(n_in + i);
     }
     // Inputs that need one keep a register for the whole block (gathered or splatted into it);
     // computed nodes that are not live-out share registers once their last reader has run.
@@ -74,6 +87,12 @@ XTRACE_DECL void allocate_registers(region& r, const graph::graph& g) {
     for (std::size_t i = 0; i < n_in; ++i)
         if (needs_register[i])
             r.registers[i] = count++;
+    auto operands = [&](std::size_t i) -> std::span<const std::uint16_t> {
+        const instruction& ins = r.program[i];
+        if (ins.leaves)
+            return {r.leaf_slots.data() + ins.first_leaf, ins.leaves};
+        return {ins.in.data(), g[r.nodes[i]].inputs.size()};
+    };
     std::vector<std::uint16_t> free_list, freed_after;
     auto release = [](std::vector<std::uint16_t>& list, std::uint16_t reg) {
         if (std::find(list.begin(), list.end(), reg) == list.end())
@@ -82,7 +101,7 @@ XTRACE_DECL void allocate_registers(region& r, const graph::graph& g) {
     for (std::size_t i = 0; i < r.nodes.size(); ++i) {
         const std::size_t out_size = dtype_size(g[r.nodes[i]].type);
         freed_after.clear();
-        for (std::uint16_t s : r.program[i].in)
+        for (std::uint16_t s : operands(i))
             if (s >= n_in && s < n_in + i && last_use[s] == i && !r.live_out[s - n_in]) {
                 const bool wide = dtype_size(g[r.nodes[s - n_in]].type) >= out_size;
                 release(wide ? free_list : freed_after, r.registers[s]);
@@ -100,7 +119,7 @@ XTRACE_DECL void allocate_registers(region& r, const graph::graph& g) {
     }
     // Only the operand slots of the instructions are meaningful for arity < 3.
     for (std::size_t i = 0; i < r.nodes.size(); ++i)
-        for (std::size_t k = g[r.nodes[i]].inputs.size(); k < 3; ++k)
+        for (std::size_t k = r.program[i].leaves ? 0 : g[r.nodes[i]].inputs.size(); k < 3; ++k)
             r.program[i].in[k] = r.program[i].out;
     r.register_count = count;
     // Live registers x block <= half of L1: the block stays in cache across the whole program.

@@ -81,6 +81,7 @@ XTRACE_DECL std::shared_ptr<const staged_graph> staged_graph::split(const graph:
             graph::node n = g[id];
             for (graph::node_id& in : n.inputs)
                 in = to[in];
+            n.piece = nullptr; // its leaves are numbered in g
             to[id] = static_cast<graph::node_id>(st.g.nodes.size());
             st.g.nodes.push_back(std::move(n));
             if (crosses[id] && s + 1 < out->stages_.size()) {

@@ -49,10 +49,20 @@ inline void region_text(std::ostream& os, const plan& p, const graph::graph& g, 
     for (std::size_t k = 0; k < r.nodes.size(); ++k) {
         const graph::node& n = g[r.nodes[k]];
         operands.clear();
-        for (std::size_t j = 0; j < n.inputs.size(); ++j)
-            operands.push_back('s' + std::to_string(r.program[k].in[j]));
-        os << indent << "  s" << n_in + k << ": %" << r.nodes[k] << " = "
-           << graph::node_text(n, operands) << " : " << dtype_name(n.type);
+        const instruction& ins = r.program[k];
+        for (std::size_t j = 0; j < (ins.leaves ? ins.leaves : n.inputs.size()); ++j)
+            operands.push_back(
+                's' + std::to_string(ins.leaves ? r.leaf_slots[ins.first_leaf + j] : ins.in[j]));
+        os << indent << "  s" << n_in + k << ": %" << r.nodes[k] << " = ";
+        if (ins.leaves) { // a fused piece
+            os << "fused " << n.piece->ops << " ops (";
+            for (std::size_t j = 0; j < operands.size(); ++j)
+                os << (j ? ", " : "") << operands[j];
+            os << ')';
+        } else {
+            os << graph::node_text(n, operands);
+        }
+        os << " : " << dtype_name(n.type);
         if (r.live_out[k])
             os << " -> " << home_text(p, g, r.nodes[k]) << '\n';
         else
