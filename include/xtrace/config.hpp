@@ -11,6 +11,12 @@
 #define XTRACE_MAX_RANK 16
 #endif
 
+/// Batches a statically compiled kernel computes side by side, so that the core overlaps their
+/// chains of ops.
+#ifndef XTRACE_STATIC_FUSION_UNROLL
+#define XTRACE_STATIC_FUSION_UNROLL 4
+#endif
+
 /// Largest expression (in nodes) compiled into one SIMD loop from its type (static fusion);
 /// larger ones run on the block interpreter. Each node of a compiled kernel costs compile time.
 #ifndef XTRACE_STATIC_FUSION_MAX_NODES

@@ -14,6 +14,7 @@
 
 #include "../support/threads.hpp"
 #include "interpret.hpp"
+#include <xtrace/plan/row_tiles.hpp>
 
 #ifdef XTRACE_FUZZ_ONNX
 #include <xtrace/onnx.hpp>
@@ -419,6 +420,12 @@ std::string check(const program& p, std::uint64_t seed) {
         {"interpreted in chunks", 8, chunked(interpreted, 8), &chunked_interpreted},
         {"traced in chunks", 2, chunked(fused, 2), &chunked_fused},
     };
+    // Planned with a tile budget of one byte: whatever runs row by row runs in tiles of a row.
+    auto tiled_function = xtrace::function(lambda_of(p), quiet);
+    const outcome tiled = attempt([&] {
+        const plan::row_tile_scope tiles(1);
+        return call(tiled_function);
+    });
     const outcome donated = attempt([&] { // every argument an rvalue array it may write into
         return fused(xt::xarray<float>(in.x0.values), xt::xarray<float>(in.x1.values),
                      xt::xarray<double>(in.x2.values), xt::xarray<std::int32_t>(in.x3.values),
@@ -465,6 +472,7 @@ std::string check(const program& p, std::uint64_t seed) {
              std::pair{"traced with donated arguments", &donated},
              std::pair{"interpreted in chunks", &chunked_interpreted},
              std::pair{"traced in chunks", &chunked_fused},
+             std::pair{"traced in row tiles", &tiled},
 #ifdef XTRACE_FUZZ_ONNX
              std::pair{"exported to ONNX and loaded", static_cast<const outcome*>(&onnx)},
 #endif

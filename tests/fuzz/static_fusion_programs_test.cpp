@@ -2,13 +2,14 @@
 // expression *type*, which programs built at run time (tests/fuzz/differential.cpp) cannot
 // have, so these are drawn at compile time: a constexpr generator turns each seed into an
 // elementwise expression over three float arguments, and each runs statically fused, through
-// the interpreter and eagerly, and through the interpreter's compiled pieces (a strided
-// argument, a reduction). Exact ops must agree bit for bit, and transcendentals within a
+// the interpreter and eagerly, through the interpreter's compiled pieces (a strided argument,
+// a reduction), and in row tiles. Exact ops must agree bit for bit, and transcendentals within a
 // tolerance.
 
 #include "support/eager_scope.hpp"
 #include "support/testing.hpp"
 #include <xtrace/ext/xtensor_extras.hpp>
+#include <xtrace/plan/row_tiles.hpp>
 
 #include <cstdint>
 #include <cstring>
@@ -107,6 +108,8 @@ bool agree(const xt::xarray<float>& a, const xt::xarray<float>& b, bool exact) {
 int fused_programs = 0;
 // Programs whose reduction reads a compiled piece.
 int pieces_run = 0;
+// Plans that ran in row tiles.
+int tiled_runs = 0;
 
 template <std::uint64_t S>
 void run_program() {
@@ -140,6 +143,26 @@ void run_program() {
     CHECK(agree(f(x, y, z), by_op(f)(x, y, z), !inexact<S, depth>()));
     // Float sums are compared within a tolerance: the blocks they add up by may differ.
     CHECK(agree(summed(x, y, z), by_op(summed)(x, y, z), false));
+    // Row by row (e less its row's maximum, which stores e between two steps): in tiles of one
+    // row it must give what the whole call gives (bit for bit for exact ops: a maximum does not
+    // round; transcendentals may take a batch or a scalar form as blocks end elsewhere).
+    auto centred = [](auto x, auto y, auto z) {
+        auto e = gen<S, depth>(x, y, z);
+        return e - xtrace::max(e, {1}, xtrace::keep_dims);
+    };
+    const xt::xarray<float> a = random_array<float>({13, 37}), b = random_array<float>({13, 37}),
+                            c = random_array<float>({13, 37});
+    auto in_tiles = [&](std::size_t budget) {
+        const xtrace::plan::row_tile_scope tiles(budget);
+        auto fn = xtrace::function(centred, quiet());
+        tiled_runs +=
+            fn.get_concrete_function(xtrace::spec<float>({13, 37}), xtrace::spec<float>({13, 37}),
+                                     xtrace::spec<float>({13, 37}))
+                .plan_text()
+                .find("runs in tiles of 1 rows") != std::string::npos;
+        return xt::xarray<float>(fn(a, b, c));
+    };
+    CHECK(agree(in_tiles(1), in_tiles(0), !inexact<S, depth>()));
     pieces_run +=
         summed
             .get_concrete_function(xtrace::spec<float>({1030}), xtrace::spec<float>({1030}),
@@ -160,4 +183,5 @@ TEST_CASE("random elementwise programs agree: static fusion, interpreter and eag
     CHECK(fused_programs >= 16);
     INFO(pieces_run << " of 24 programs ran a piece");
     CHECK(pieces_run >= 12);
+    CHECK(tiled_runs >= 12); // of 24 (the others run untiled: a budget of 0)
 }

@@ -87,6 +87,14 @@ struct eval {
     static T one(const void* const* leaves, std::size_t i) {
         return static_cast<const T*>(leaves[Leaf])[i];
     }
+    template <class B, std::size_t U>
+    static std::array<B, U> batches(const void* const* leaves, std::size_t i) {
+        const T* p = static_cast<const T*>(leaves[Leaf]) + i;
+        return [&]<std::size_t... u>(std::index_sequence<u...>) {
+            return std::array<B, U>{B::load_unaligned(p + u * B::size)...};
+        }
+        (std::make_index_sequence<U>{});
+    }
 };
 
 // A constant: one value.
@@ -98,6 +106,14 @@ struct eval<constant<T>, Leaf> {
     }
     static T one(const void* const* leaves, std::size_t) {
         return *static_cast<const T*>(leaves[Leaf]);
+    }
+    template <class B, std::size_t U>
+    static std::array<B, U> batches(const void* const* leaves, std::size_t) {
+        const B v(*static_cast<const T*>(leaves[Leaf]));
+        return [&]<std::size_t... u>(std::index_sequence<u...>) {
+            return std::array<B, U>{(static_cast<void>(u), v)...};
+        }
+        (std::make_index_sequence<U>{});
     }
 };
 
@@ -128,9 +144,27 @@ struct eval<node<Op, Cs...>, Leaf> {
         }
         (std::index_sequence_for<Cs...>{});
     }
+    // U batches side by side, op by op: independent chains for the core to overlap.
+    template <class B, std::size_t U>
+    static std::array<B, U> batches(const void* const* leaves, std::size_t i) {
+        return [&]<std::size_t... K>(std::index_sequence<K...>) {
+            const auto operands = std::tuple(
+                eval<Cs, Leaf + offset_of<K, Cs...>>::template batches<B, U>(leaves, i)...);
+            auto at = [&](auto u) { return F{}(std::get<K>(operands)[u]...); };
+            return [&]<std::size_t... u>(std::index_sequence<u...>) {
+                return std::array<B, U>{at(std::integral_constant<std::size_t, u>{})...};
+            }
+            (std::make_index_sequence<U>{});
+        }
+        (std::index_sequence_for<Cs...>{});
+    }
 };
 
 } // namespace detail
+
+/// Batches a compiled kernel computes side by side: one batch at a time, a kernel of many ops waits
+/// on each op's latency.
+inline constexpr std::size_t unroll = XTRACE_STATIC_FUSION_UNROLL;
 
 /// Computes n elements of E into `out` from the leaf table (pointers in depth-first leaf order).
 using kernel_fn = void (*)(const void* const* leaves, void* out, std::size_t n);
@@ -141,6 +175,11 @@ void kernel(const void* const* leaves, void* out, std::size_t n) {
     using B = simd::batch<T>;
     T* o = static_cast<T*>(out);
     std::size_t i = 0;
+    for (; i + unroll * B::size <= n; i += unroll * B::size) {
+        const auto r = detail::eval<E, 0>::template batches<B, unroll>(leaves, i);
+        for (std::size_t u = 0; u < unroll; ++u)
+            r[u].store_unaligned(o + i + u * B::size);
+    }
     for (; i + B::size <= n; i += B::size)
         detail::eval<E, 0>::template batch<B>(leaves, i).store_unaligned(o + i);
     for (; i < n; ++i)

@@ -23,6 +23,7 @@
 #include "partition.hpp"
 #include "plan.hpp"
 #include "registers.hpp"
+#include "row_tiles.hpp"
 #include "steps.hpp"
 #include "views.hpp"
 

@@ -118,6 +118,8 @@ struct output_copy {
     graph::node_id node;  ///< whose value to copy
 };
 
+struct row_tiling;
+
 /// Everything needed to run a graph on arguments of one concrete shape.
 struct plan {
     std::vector<shape_t> shapes;     ///< concrete shape per node
@@ -137,6 +139,9 @@ struct plan {
     /// Per output: the argument positions whose buffers it may be written into when the
     /// caller donates them (plan/donation.hpp); each argument goes to one output at most.
     std::vector<std::vector<std::uint32_t>> donations;
+    /// When set, the call runs tile by tile of rows with these plans instead of `steps`
+    /// (plan/row_tiles.hpp); `steps` still run the whole call where tiles are not used.
+    std::shared_ptr<const row_tiling> tiling;
 
     /// The graph to run this plan with, given the graph it was built from.
     const graph::graph& graph_for(const graph::graph& g) const noexcept {

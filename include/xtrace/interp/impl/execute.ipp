@@ -1,6 +1,7 @@
 // The runtime section of interp/execute.hpp: the executor that walks a plan.
 
 #include "../../plan/arena.hpp"
+#include "../../plan/row_tiles.hpp"
 #include "../gather.hpp"
 #include "../parallel.hpp"
 #include "../print.hpp"
@@ -153,6 +154,8 @@ private:
     struct input_state {
         access mode;
         bool splat;                            // a constant its kernels read as one value
+        bool rows;                             // gather: contiguous along the innermost dim, so
+                                               // a block within one row is read in place
         std::size_t size;                      // element bytes
         const std::byte* base;                 // its data
         const std::int64_t* broadcast_strides; // strides broadcast to the region's shape
@@ -218,6 +221,7 @@ private:
             }
             // One value: each chunk fills its register once for every block.
             in.mode = constant ? access::fixed : contiguous ? access::in_place : access::gather;
+            in.rows = rank > 0 && e[rank - 1] == 1;
         }
         st.chunk = chunk_elements(r.size, r.block);
         st.chunks = chunk_count(r.size, st.chunk);
@@ -277,6 +281,19 @@ private:
         }
     }
 
+    // The offset, in elements, of element `index` of the row-major walk over `shape` of a tensor
+    // with element `strides`.
+    static std::ptrdiff_t element_offset(const std::int64_t* strides, const dim_t* shape,
+                                         std::size_t rank, std::size_t index) {
+        std::ptrdiff_t offset = 0;
+        for (std::size_t d = rank; d-- > 0;) {
+            const auto extent = static_cast<std::size_t>(shape[d]);
+            offset += static_cast<std::ptrdiff_t>(index % extent) * strides[d];
+            index /= extent;
+        }
+        return offset;
+    }
+
     // Elements [c * chunk, (c + 1) * chunk) of a region, block by block, on worker `slot`.
     void run_chunk(const region_state& st, std::size_t c, std::size_t slot) const {
         const plan::region& r = *st.r;
@@ -305,11 +322,21 @@ private:
             const std::size_t n = std::min(r.block, end - start);
             for (std::size_t i = 0; i < n_in; ++i) {
                 const input_state& in = st.inputs[i];
-                if (in.mode == access::in_place)
+                if (in.mode == access::in_place) {
                     ptrs[i] = const_cast<std::byte*>(in.base) + start * in.size;
-                else if (in.mode == access::gather)
+                } else if (in.mode == access::gather) {
+                    const std::size_t inner = static_cast<std::size_t>(r.shape[rank - 1]);
+                    if (in.rows && start % inner + n <= inner) { // a bias row: read in place
+                        ptrs[i] =
+                            const_cast<std::byte*>(in.base) +
+                            element_offset(in.broadcast_strides, r.shape.data(), rank, start) *
+                                static_cast<std::ptrdiff_t>(in.size);
+                        continue;
+                    }
+                    ptrs[i] = registers + std::size_t(r.registers[i]) * block_bytes;
                     gather(in.base, in.size, in.broadcast_strides, r.shape.data(), rank, start, n,
                            ptrs[i]);
+                }
             }
             for (std::size_t k = 0; k < n_nodes; ++k)
                 if (st.outs[k])
@@ -844,10 +871,47 @@ XTRACE_DECL bool execute_fused(static_fusion::kernel_fn kernel, const graph::gra
     return true;
 }
 
+namespace detail {
+
+// The call tile by tile of rows: each tile's arguments and outputs start at its first row.
+inline void execute_tiles(const graph::graph& g, const plan::plan& p,
+                          std::span<const strided_input> args, std::span<void* const> outputs,
+                          std::span<graph::variable_storage* const> variables) {
+    const plan::row_tiling& t = *p.tiling;
+    const std::size_t tiles = static_cast<std::size_t>((t.total + t.rows - 1) / t.rows);
+    std::vector<std::size_t> out_row_bytes(outputs.size());
+    for (std::size_t k = 0; k < outputs.size(); ++k) {
+        const graph::node_id o = g.outputs[k];
+        out_row_bytes[k] =
+            static_cast<std::size_t>(num_elements(p.shapes[o]) / t.total) * dtype_size(g[o].type);
+    }
+    for_chunks(tiles, [&](std::size_t tile, std::size_t) {
+        const thread_cap_scope serial(1); // the tiles are the parallel work
+        const std::int64_t first = static_cast<std::int64_t>(tile) * t.rows;
+        const plan::plan& tp = first + t.rows > t.total ? *t.rest : *t.tile;
+        std::vector<strided_input> in(args.begin(), args.end());
+        for (std::size_t i = 0; i < in.size(); ++i)
+            if (t.indexed[i])
+                in[i].data = static_cast<const std::byte*>(in[i].data) +
+                             first * in[i].strides[0] *
+                                 static_cast<std::int64_t>(dtype_size(g[g.args[i]].type));
+        std::vector<void*> out(outputs.begin(), outputs.end());
+        for (std::size_t k = 0; k < out.size(); ++k)
+            out[k] = static_cast<std::byte*>(out[k]) +
+                     static_cast<std::size_t>(first) * out_row_bytes[k];
+        executor(g, tp, in, out, variables).run();
+    });
+}
+
+} // namespace detail
+
 XTRACE_DECL void execute(const graph::graph& g, const plan::plan& p,
                          std::span<const strided_input> args, std::span<void* const> outputs,
                          std::span<graph::variable_storage* const> variables) {
-    detail::executor(g, p, args, outputs, variables).run();
+    if (p.tiling)
+        detail::execute_tiles(g, p, args, outputs, variables);
+    else
+        detail::executor(g, p, args, outputs, variables).run();
 }
 
 } // namespace xtrace::interp

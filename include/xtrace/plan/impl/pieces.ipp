@@ -62,8 +62,9 @@ XTRACE_DECL void use_pieces(region& r, const graph::graph& g,
     if (!any)
         return;
     // What is read: live results, the tails' inputs, and what the nodes that stay read (a
-    // piece's leaves, not its ops' operands). A piece with a costly op that is read elsewhere
-    // would compute it a second time: it is given up, until none is.
+    // piece's leaves, not its ops' operands). A piece one of whose ops is read elsewhere would
+    // compute it again from its operands where the others read it from a register: it is given
+    // up, until none is.
     std::vector<char> needed;
     for (bool changed = true; changed;) {
         needed.assign(r.live_out.begin(), r.live_out.end());
@@ -80,9 +81,8 @@ XTRACE_DECL void use_pieces(region& r, const graph::graph& g,
         changed = false;
         for (std::size_t i = 0; i < count; ++i)
             if (needed[i] && !ops[i].empty() &&
-                std::any_of(ops[i].begin() + 1, ops[i].end(), [&](std::size_t k) {
-                    return needed[k] && detail::costly(g[r.nodes[k]].op);
-                })) {
+                std::any_of(ops[i].begin() + 1, ops[i].end(),
+                            [&](std::size_t k) { return needed[k] != 0; })) {
                 ops[i].clear();
                 changed = true;
             }

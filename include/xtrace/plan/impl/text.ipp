@@ -1,6 +1,7 @@
 // The runtime section of plan/text.hpp.
 
 #include "../../graph/text.hpp"
+#include "../row_tiles.hpp"
 
 #include <sstream>
 #include <vector>
@@ -84,6 +85,9 @@ XTRACE_DECL std::string to_text(const plan& p, const graph::graph& given,
     std::ostringstream os;
     os << indent << "plan: " << p.steps.size() << (p.steps.size() == 1 ? " step" : " steps")
        << ", temps " << p.temp_bytes << " bytes, registers " << p.register_bytes << " bytes\n";
+    if (p.tiling)
+        os << indent << "runs in tiles of " << p.tiling->rows << " rows (of " << p.tiling->total
+           << "), temps " << p.tiling->tile->temp_bytes << " bytes per tile\n";
     std::vector<std::string> operands;
     auto node_line = [&](graph::node_id id) {
         const graph::node& n = g[id];

@@ -1,0 +1,248 @@
+// The interpreter past static fusion, on 1 thread: elementwise expressions too large for one
+// compiled kernel (42 and 105 ops), a row sum of a 42-op expression, layer norm and softmax, each
+// against a hand-written xsimd loop (the anchor) measured in the same run. xtrace runs them as
+// traced (compiled pieces of at most 32 ops, run by the block interpreter) and op by op
+// (`static_fusion = false`: one interpreter kernel per op).
+
+#include "ratio_reporter.hpp"
+
+#include <xtrace/xtrace.hpp>
+
+#include <xtrace/ext/xsimd.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <functional>
+
+namespace {
+
+using B = xsimd::batch<float>;
+
+// Steps of five ops, every value read once, with a tanh every fourth step: one expression for
+// the traced lambda (symbolic tensors) and the hand loop (xsimd batches).
+template <int Steps, class V, class X, class Y>
+auto chain(const V& v, const X& x, const Y& y) {
+    using std::tanh;
+    using xsimd::tanh;
+    using xtrace::tanh;
+    if constexpr (Steps == 0) {
+        return v;
+    } else {
+        auto next = (chain<Steps - 1>(v, x, y) * 0.75f + x) * (y * 0.5f - 0.25f);
+        if constexpr (Steps % 4 == 0)
+            return tanh(next);
+        else
+            return next;
+    }
+}
+
+constexpr std::size_t n = std::size_t(1) << 20, rows = 1024, cols = 1024;
+constexpr float eps = 1e-5f;
+
+xt::xarray<float> input(std::vector<std::size_t> shape, float phase) {
+    xt::xarray<float> x = xt::xarray<float>::from_shape(shape);
+    for (std::size_t i = 0; i < x.size(); ++i)
+        x.data()[i] =
+            static_cast<float>((i * 7 + static_cast<std::size_t>(phase)) % 1000) * 0.004f - 2.f;
+    return x;
+}
+
+// The workloads, by benchmark argument.
+enum workload : std::int64_t { ops42, ops105, row_sum, layer_norm, softmax, count };
+const char* const names[] = {"42-op elementwise, 2^20 floats", "105-op elementwise, 2^20 floats",
+                             "row sums of a 42-op expression, 1024 x 1024",
+                             "layer norm over rows, 1024 x 1024", "softmax over rows, 1024 x 1024"};
+
+// Four batches side by side: a chain of ops on one batch waits on each op's latency, so the hand
+// loop runs four independent chains at once, as an out-of-order core needs.
+struct quad {
+    B v[4];
+    static quad load(const float* p) {
+        return {B::load_unaligned(p), B::load_unaligned(p + B::size),
+                B::load_unaligned(p + 2 * B::size), B::load_unaligned(p + 3 * B::size)};
+    }
+    void store(float* p) const {
+        for (int k = 0; k < 4; ++k)
+            v[k].store_unaligned(p + k * B::size);
+    }
+};
+template <class F>
+quad each(const quad& a, const quad& b, F f) {
+    return {f(a.v[0], b.v[0]), f(a.v[1], b.v[1]), f(a.v[2], b.v[2]), f(a.v[3], b.v[3])};
+}
+quad operator+(const quad& a, const quad& b) {
+    return each(a, b, std::plus<>{});
+}
+quad operator*(const quad& a, const quad& b) {
+    return each(a, b, std::multiplies<>{});
+}
+quad operator*(const quad& a, float s) {
+    return each(a, a, [s](const B& x, const B&) { return x * s; });
+}
+quad operator-(const quad& a, float s) {
+    return each(a, a, [s](const B& x, const B&) { return x - s; });
+}
+quad tanh(const quad& a) {
+    return each(a, a, [](const B& x, const B&) { return xsimd::tanh(x); });
+}
+
+template <int Steps>
+void hand_chain(const float* x, const float* y, float* out, std::size_t size) {
+    std::size_t i = 0;
+    for (; i + 4 * B::size <= size; i += 4 * B::size) {
+        const quad a = quad::load(x + i), b = quad::load(y + i);
+        chain<Steps>(a, a, b).store(out + i);
+    }
+    for (; i + B::size <= size; i += B::size) {
+        const B a = B::load_unaligned(x + i), b = B::load_unaligned(y + i);
+        chain<Steps>(a, a, b).store_unaligned(out + i);
+    }
+    for (; i < size; ++i)
+        out[i] = chain<Steps>(x[i], x[i], y[i]);
+}
+
+void hand_row_sum(const float* x, const float* y, float* out) {
+    for (std::size_t r = 0; r < rows; ++r) {
+        quad s{B(0.f), B(0.f), B(0.f), B(0.f)};
+        for (std::size_t i = r * cols; i < (r + 1) * cols; i += 4 * B::size) {
+            const quad a = quad::load(x + i), b = quad::load(y + i);
+            s = s + chain<8>(a, a, b);
+        }
+        out[r] = xsimd::hadd((s.v[0] + s.v[1]) + (s.v[2] + s.v[3]));
+    }
+}
+
+void hand_layer_norm(const float* x, const float* gamma, const float* beta, float* out) {
+    for (std::size_t r = 0; r < rows; ++r) {
+        const float* row = x + r * cols;
+        B s(0.f);
+        for (std::size_t i = 0; i < cols; i += B::size)
+            s += B::load_unaligned(row + i);
+        const B mean(xsimd::hadd(s) / cols);
+        B v(0.f);
+        for (std::size_t i = 0; i < cols; i += B::size) {
+            const B d = B::load_unaligned(row + i) - mean;
+            v += d * d;
+        }
+        const B scale(1.f / std::sqrt(xsimd::hadd(v) / cols + eps));
+        for (std::size_t i = 0; i < cols; i += B::size)
+            ((B::load_unaligned(row + i) - mean) * scale * B::load_unaligned(gamma + i) +
+             B::load_unaligned(beta + i))
+                .store_unaligned(out + r * cols + i);
+    }
+}
+
+void hand_softmax(const float* x, float* out) {
+    for (std::size_t r = 0; r < rows; ++r) {
+        const float* row = x + r * cols;
+        float* o = out + r * cols;
+        B m = B::load_unaligned(row);
+        for (std::size_t i = B::size; i < cols; i += B::size)
+            m = xsimd::max(m, B::load_unaligned(row + i));
+        alignas(64) float lanes[B::size];
+        m.store_aligned(lanes);
+        const B top(*std::max_element(lanes, lanes + B::size));
+        B s(0.f);
+        for (std::size_t i = 0; i < cols; i += B::size) {
+            const B e = xsimd::exp(B::load_unaligned(row + i) - top);
+            e.store_unaligned(o + i);
+            s += e;
+        }
+        const B total(xsimd::hadd(s));
+        for (std::size_t i = 0; i < cols; i += B::size)
+            (B::load_unaligned(o + i) / total).store_unaligned(o + i);
+    }
+}
+
+// Inputs and the hand loop of each workload.
+struct inputs {
+    xt::xarray<float> x, y, gamma, beta;
+    explicit inputs(workload w)
+        : x(input(w <= ops105 ? std::vector<std::size_t>{n} : std::vector<std::size_t>{rows, cols},
+                  0)),
+          y(input(w <= ops105 ? std::vector<std::size_t>{n} : std::vector<std::size_t>{rows, cols},
+                  3)),
+          gamma(input({cols}, 5) * 0.25f + 1.f), beta(input({cols}, 9) * 0.1f) {}
+};
+
+void hand_xsimd(benchmark::State& state) {
+    const auto w = static_cast<workload>(state.range(0));
+    const inputs in(w);
+    xt::xarray<float> out = xt::zeros<float>({w == row_sum ? rows : in.x.size()});
+    for (auto _ : state) {
+        switch (w) {
+        case ops42:
+            hand_chain<8>(in.x.data(), in.y.data(), out.data(), n);
+            break;
+        case ops105:
+            hand_chain<21>(in.x.data(), in.y.data(), out.data(), n);
+            break;
+        case row_sum:
+            hand_row_sum(in.x.data(), in.y.data(), out.data());
+            break;
+        case layer_norm:
+            hand_layer_norm(in.x.data(), in.gamma.data(), in.beta.data(), out.data());
+            break;
+        default:
+            hand_softmax(in.x.data(), out.data());
+        }
+        benchmark::DoNotOptimize(out.data());
+        benchmark::ClobberMemory();
+    }
+}
+
+// The traced lambda of each workload (x, y, gamma, beta: each reads what it needs).
+template <workload W>
+auto traced_lambda() {
+    if constexpr (W == ops42)
+        return [](auto x, auto y, auto, auto) { return chain<8>(x, x, y); };
+    else if constexpr (W == ops105)
+        return [](auto x, auto y, auto, auto) { return chain<21>(x, x, y); };
+    else if constexpr (W == row_sum)
+        return [](auto x, auto y, auto, auto) { return xtrace::sum(chain<8>(x, x, y), {1}); };
+    else if constexpr (W == layer_norm)
+        return [](auto x, auto, auto gamma, auto beta) {
+            auto d = x - xtrace::mean(x, {1}, xtrace::keep_dims);
+            auto v = xtrace::mean(d * d, {1}, xtrace::keep_dims);
+            return d * xtrace::rsqrt(v + eps) * gamma + beta;
+        };
+    else
+        return [](auto x, auto, auto, auto) { return xtrace::softmax(x, 1); };
+}
+
+template <workload W, bool Pieces>
+void traced(benchmark::State& state) {
+    const inputs in(W);
+    auto f = xtrace::function(traced_lambda<W>(),
+                              xtrace::options{.static_fusion = Pieces, .max_threads = 1});
+    xt::xarray<float> out = f(in.x, in.y, in.gamma, in.beta); // trace outside the timed loop
+    for (auto _ : state) {
+        f.call_into(out, in.x, in.y, in.gamma, in.beta);
+        benchmark::DoNotOptimize(out.data());
+        benchmark::ClobberMemory();
+    }
+}
+
+template <workload W>
+void register_workload() {
+    benchmark::RegisterBenchmark("hand_xsimd", hand_xsimd)->Arg(W);
+    benchmark::RegisterBenchmark("xtrace", traced<W, true>)->Arg(W);
+    benchmark::RegisterBenchmark("xtrace_op_by_op", traced<W, false>)->Arg(W);
+}
+
+} // namespace
+
+int main(int argc, char** argv) {
+    benchmark::Initialize(&argc, argv);
+    register_workload<ops42>();
+    register_workload<ops105>();
+    register_workload<row_sum>();
+    register_workload<layer_norm>();
+    register_workload<softmax>();
+    for (std::int64_t w = 0; w < count; ++w)
+        std::printf("size %lld: %s\n", static_cast<long long>(w), names[w]);
+    xtrace::bench::ratio_reporter reporter("hand_xsimd");
+    benchmark::RunSpecifiedBenchmarks(&reporter);
+    benchmark::Shutdown();
+}

@@ -1,0 +1,140 @@
+// The runtime section of plan/row_tiles.hpp.
+
+#include <algorithm>
+
+namespace xtrace::plan {
+
+XTRACE_DECL plan build(const graph::graph& g, std::span<const shape_t> arg_shapes);
+
+namespace detail {
+
+// One pass of row_indexed_args with the arguments in `invariant` taken as the same for every
+// row: the per-node answer, or empty with `misread` set to an argument that would have to be
+// invariant (an argument of dim 0 the row count read along another dim).
+inline std::vector<char> row_indexed_nodes(const graph::graph& g, std::span<const shape_t> shapes,
+                                           dim_t rows, const std::vector<char>& invariant,
+                                           graph::node_id& misread) {
+    std::vector<char> indexed(g.nodes.size(), 0);
+    for (graph::node_id id = 0; id < g.nodes.size(); ++id) {
+        const graph::node& n = g[id];
+        const shape_t& s = shapes[id];
+        bool any = false;
+        for (graph::node_id in : n.inputs)
+            any = any || indexed[in];
+        if (n.op == op_kind::arg) {
+            indexed[id] = !invariant[id] && !s.empty() && s[0] == rows;
+        } else if (n.op == op_kind::constant) {
+            indexed[id] = 0;
+        } else if (info(n.op).elementwise) {
+            // An indexed operand's dim 0 must meet the result's; an invariant one must not
+            // reach it (or be 1 there).
+            for (graph::node_id in : n.inputs) {
+                const shape_t& si = shapes[in];
+                if (indexed[in] && si.size() != s.size()) {
+                    misread = g[in].op == op_kind::arg ? in : misread;
+                    return {};
+                }
+                if (!indexed[in] && si.size() == s.size() && !s.empty() && si[0] != 1)
+                    return {};
+            }
+            indexed[id] = any;
+        } else if (!any) {
+            return {}; // an op other than elementwise on every row's values: not worth repeating
+        } else if (info(n.op).reduction) {
+            if ((!n.axes.empty() && n.axes[0] == 0) || s.empty() || !indexed[n.inputs[0]])
+                return {};
+            indexed[id] = 1;
+        } else if (n.op == op_kind::matmul) {
+            const graph::node_id a = n.inputs[0], b = n.inputs[1];
+            if (indexed[b] && g[b].op == op_kind::arg)
+                misread = b;
+            if (!indexed[a] || indexed[b] || shapes[a].size() != 2 || shapes[b].size() != 2)
+                return {};
+            indexed[id] = 1;
+        } else {
+            return {};
+        }
+        if (indexed[id] && (s.empty() || s[0] != rows))
+            return {};
+    }
+    return indexed;
+}
+
+} // namespace detail
+
+XTRACE_DECL std::vector<char> row_indexed_args(const graph::graph& g,
+                                               std::span<const shape_t> shapes) {
+    if (!g.effects.empty() || g.outputs.empty() || shapes[g.outputs[0]].empty())
+        return {};
+    const dim_t rows = shapes[g.outputs[0]][0];
+    if (rows < 2)
+        return {};
+    // An argument whose dim 0 happens to equal the row count may be read along another dim
+    // (a [1024] bias on [1024, 1024] rows): it is then taken as invariant, and the graph read
+    // again.
+    std::vector<char> invariant(g.nodes.size(), 0);
+    for (std::size_t pass = 0; pass <= g.args.size(); ++pass) {
+        graph::node_id misread = static_cast<graph::node_id>(g.nodes.size());
+        const std::vector<char> indexed =
+            detail::row_indexed_nodes(g, shapes, rows, invariant, misread);
+        if (indexed.empty()) {
+            if (misread == g.nodes.size() || invariant[misread])
+                return {};
+            invariant[misread] = 1;
+            continue;
+        }
+        for (graph::node_id o : g.outputs)
+            if (!indexed[o])
+                return {};
+        std::vector<char> args;
+        for (graph::node_id a : g.args)
+            args.push_back(indexed[a]);
+        return args;
+    }
+    return {};
+}
+
+XTRACE_DECL std::shared_ptr<const row_tiling> plan_row_tiles(const graph::graph& g, const plan& p,
+                                                             std::span<const shape_t> arg_shapes) {
+    const std::size_t budget = row_tile_bytes();
+    if (budget == 0 || p.bound_graph || p.temp_bytes <= budget)
+        return nullptr;
+    std::vector<char> indexed = row_indexed_args(g, p.shapes);
+    if (indexed.empty())
+        return nullptr;
+    const dim_t rows = p.shapes[g.outputs[0]][0];
+    // Rows whose intermediates fill the budget, and enough elements per tile that running a
+    // tile costs little more than its work.
+    std::size_t out_elements = 0;
+    for (graph::node_id o : g.outputs)
+        out_elements += static_cast<std::size_t>(num_elements(p.shapes[o]));
+    const std::size_t per_row_bytes = std::max<std::size_t>(p.temp_bytes / rows, 1);
+    const std::size_t per_row_elements = std::max<std::size_t>(out_elements / rows, 1);
+    const std::size_t least =
+        (std::min<std::size_t>(4096, budget) + per_row_elements - 1) / per_row_elements;
+    const auto tile_rows = static_cast<dim_t>(std::max(budget / per_row_bytes, least));
+    if (tile_rows >= rows)
+        return nullptr;
+    auto tiling = std::make_shared<row_tiling>();
+    tiling->rows = tile_rows;
+    tiling->total = rows;
+    auto shapes_for = [&](dim_t r) {
+        std::vector<shape_t> s(arg_shapes.begin(), arg_shapes.end());
+        for (std::size_t i = 0; i < s.size(); ++i)
+            if (indexed[i])
+                s[i][0] = r;
+        return s;
+    };
+    auto plan_for = [&](dim_t r) {
+        const row_tile_scope whole(0); // a tile runs as one
+        const std::vector<shape_t> s = shapes_for(r);
+        return std::make_shared<const plan>(build(g, s));
+    };
+    tiling->tile = plan_for(tile_rows);
+    if (rows % tile_rows)
+        tiling->rest = plan_for(rows % tile_rows);
+    tiling->indexed = std::move(indexed);
+    return tiling;
+}
+
+} // namespace xtrace::plan

@@ -1,0 +1,73 @@
+#ifndef XTRACE_PLAN_ROW_TILES_HPP
+#define XTRACE_PLAN_ROW_TILES_HPP
+
+// Row tiling: when every row of every result depends only on the same row of the arguments
+// (elementwise work, reductions and products along the other dims, as in softmax, layer norm or
+// a dense layer), the plan also runs tile by tile of rows, so that a tile's intermediates stay
+// in cache between the steps that write and read them instead of going to memory whole.
+
+#include "../config.hpp"
+#include "../graph/graph.hpp"
+#include "plan.hpp"
+
+#include <cstddef>
+#include <memory>
+#include <span>
+#include <vector>
+
+namespace xtrace::plan {
+
+/// Intermediate bytes per tile that row tiling aims at by default: a tile's temporaries fit in
+/// a core's L2 cache with room for its inputs.
+inline constexpr std::size_t default_row_tile_bytes = std::size_t(128) << 10;
+
+/// The calling thread's tile budget (tests lower it, to tile small tensors).
+inline std::size_t& row_tile_bytes() noexcept {
+    thread_local std::size_t bytes = default_row_tile_bytes;
+    return bytes;
+}
+
+/// Sets the calling thread's tile budget for the scope's lifetime; 0 turns row tiling off.
+class row_tile_scope {
+public:
+    explicit row_tile_scope(std::size_t bytes) noexcept : saved_(row_tile_bytes()) {
+        row_tile_bytes() = bytes;
+    }
+    ~row_tile_scope() { row_tile_bytes() = saved_; }
+    row_tile_scope(const row_tile_scope&) = delete;
+    row_tile_scope& operator=(const row_tile_scope&) = delete;
+
+private:
+    std::size_t saved_;
+};
+
+/// How plan `p` runs tile by tile: `tile` runs rows [r, r + rows) for each r, `rest` the last
+/// rows when they are fewer (else null). Indexed arguments and every output are read and
+/// written at the tile's rows; the other arguments whole.
+struct row_tiling {
+    std::int64_t rows = 0;            ///< rows per tile
+    std::int64_t total = 0;           ///< rows of the call
+    std::vector<char> indexed;        ///< per argument (g.args order): its dim 0 is the row
+    std::shared_ptr<const plan> tile; ///< the plan of a full tile
+    std::shared_ptr<const plan> rest; ///< the plan of the last, shorter tile, if any
+};
+
+/// Per argument of `g` (bound to `shapes`), whether its dim 0 is the row dim of a row tiling,
+/// or empty when `g` cannot run tile by tile: an effect, a result that is not rows, or an op
+/// that mixes rows (a reduction over dim 0, a shape op, control flow, a product whose right
+/// operand depends on the rows).
+XTRACE_DECL std::vector<char> row_indexed_args(const graph::graph& g,
+                                               std::span<const shape_t> shapes);
+
+/// The row tiling of `p`, a plan of `g` for `arg_shapes`, or null when `g` cannot run tile by
+/// tile or its intermediates fit the tile budget anyway.
+XTRACE_DECL std::shared_ptr<const row_tiling> plan_row_tiles(const graph::graph& g, const plan& p,
+                                                             std::span<const shape_t> arg_shapes);
+
+} // namespace xtrace::plan
+
+#if XTRACE_DEFINE_RUNTIME
+#include "impl/row_tiles.ipp"
+#endif
+
+#endif
