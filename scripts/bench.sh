@@ -20,8 +20,8 @@ out=build/bench
 mkdir -p "$out" docs
 cmake --preset release >/dev/null
 compare_targets=(bench_compare bench_compare_xsimd)
-other_targets=(bench_gelu bench_tracing bench_threads bench_reduce bench_caller_owned
-               bench_caller_owned_xsimd bench_train_step)
+other_targets=(bench_gelu bench_tracing bench_threads bench_reduce bench_interpreter
+               bench_caller_owned bench_caller_owned_xsimd bench_train_step)
 grep -q bench_matmul_blas build/release/build.ninja 2>/dev/null &&
     other_targets+=(bench_matmul bench_matmul_blas)
 targets=("${compare_targets[@]}")
@@ -56,8 +56,8 @@ if "$python" -c "import matplotlib" 2>/dev/null; then
 fi
 [ "$only" = compare ] && exit 0
 
-for name in bench_gelu bench_tracing bench_threads bench_reduce bench_caller_owned \
-            bench_caller_owned_xsimd bench_train_step; do
+for name in bench_gelu bench_tracing bench_threads bench_reduce bench_interpreter \
+            bench_caller_owned bench_caller_owned_xsimd bench_train_step; do
     run "$name"
 done
 if [ -x build/release/bench/bench_matmul_blas ]; then

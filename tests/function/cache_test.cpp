@@ -179,3 +179,40 @@ TEST_CASE("C-string static arguments are keyed by their characters") {
     CHECK(f.retrace_reasons() ==
           std::vector<std::string>{"arg 1: value changed \"double\" -> \"same\""});
 }
+
+TEST_CASE("a thread's repeated call takes its pinned binding; changes and nested calls do not") {
+    auto f = xtrace::function([](auto x) { return x * 2.f + 1.f; },
+                              quiet(xtrace::options{.max_cache_size = 1}));
+    const xt::xarray<float> x = random_array<float>({5}), y = random_array<float>({7});
+    const xt::xarray<float> fx = x * 2.f + 1.f, fy = y * 2.f + 1.f;
+    for (int i = 0; i < 3; ++i)
+        CHECK(close(f(x), fx));
+    CHECK(f.tracing_count() == 1);
+    CHECK(f.stats().calls == 3);
+    CHECK(f.stats().cache_hits == 2);
+    f.clear_cache(); // the pin is stale: the call traces again, as tf.function's would
+    CHECK(close(f(x), fx));
+    CHECK(f.tracing_count() == 2);
+    CHECK(close(f(y), fy)); // evicts x's trace (a cache of one)
+    CHECK(close(f(x), fx));
+    CHECK(f.tracing_count() == 4);
+    // A host callback calling f with the signature of the call that runs it: nested, it takes
+    // the locked path and leaves the outer call's pin alone.
+    int inner = 0;
+    auto g = xtrace::function(
+        [&](auto v) {
+            return xtrace::host_function(
+                [&](const xt::xarray<float>& a) {
+                    ++inner;
+                    return xt::xarray<float>(f(a) - 1.f);
+                },
+                xtrace::spec<float>({5}), v);
+        },
+        quiet());
+    for (int i = 0; i < 3; ++i) {
+        CHECK(close(f(x), fx));
+        CHECK(close(g(x), xt::xarray<float>(fx - 1.f)));
+    }
+    CHECK(inner == 3);
+    CHECK(f.tracing_count() == 4);
+}

@@ -66,10 +66,11 @@ public:
     /// Drops every binding.
     void clear();
 
-private:
+    /// Whether `b` binds this exact call.
     static bool matches(const binding& b, std::span<const std::int64_t> key,
                         std::span<const static_ref> statics);
 
+private:
     std::unordered_multimap<std::size_t, std::shared_ptr<binding>> bindings_;
     std::atomic<binding*> last_hit_{nullptr};
 };

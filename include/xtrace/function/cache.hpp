@@ -25,17 +25,57 @@
 #include <string>
 #include <thread>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 namespace xtrace {
 
 namespace function_detail {
 
+/// The binding a thread found last, held by the thread (see trace_cache::find).
+struct thread_pin {
+    std::uint64_t cache = 0;       ///< the cache it came from (trace_cache::id)
+    std::uint64_t generation = 0;  ///< that cache's generation when it was pinned
+    std::shared_ptr<binding> held; ///< keeps it alive while the thread may use it
+    bool busy = false;             ///< a call of this thread is running on it
+};
+
+/// The calling thread's pin.
+inline thread_pin& this_thread_pin() noexcept {
+    thread_local thread_pin pin;
+    return pin;
+}
+
 /// What a call runs: a trace and its plan for the call's shapes.
 struct bound_trace {
     std::shared_ptr<const binding> keep; ///< keeps trace and plan alive while the call runs
     const trace_entry* trace = nullptr;
     const plan::plan* plan = nullptr;
+    bool pinned = false; ///< found through the thread's pin, which keeps them alive instead
+
+    bound_trace() = default;
+    bound_trace(std::shared_ptr<const binding> k, const trace_entry* t, const plan::plan* p)
+        : keep(std::move(k)), trace(t), plan(p) {}
+    bound_trace(bound_trace&& other) noexcept
+        : keep(std::move(other.keep)), trace(other.trace), plan(other.plan),
+          pinned(std::exchange(other.pinned, false)) {}
+    bound_trace(const bound_trace&) = delete;
+    bound_trace& operator=(const bound_trace&) = delete;
+    bound_trace& operator=(bound_trace&& other) noexcept {
+        release();
+        keep = std::move(other.keep);
+        trace = other.trace;
+        plan = other.plan;
+        pinned = std::exchange(other.pinned, false);
+        return *this;
+    }
+    ~bound_trace() { release(); }
+
+private:
+    void release() noexcept {
+        if (std::exchange(pinned, false))
+            this_thread_pin().busy = false;
+    }
 };
 
 /// Traces the lambda for a signature; supplied by the typed traced_function. A reference to a
@@ -58,10 +98,18 @@ private:
 class trace_cache {
 public:
     explicit trace_cache(options o) : opts_(std::move(o)) {}
+    trace_cache(const trace_cache&) = delete;
+    trace_cache& operator=(const trace_cache&) = delete;
+    /// Drops the calling thread's pin if it holds one of this cache's bindings.
+    ~trace_cache();
 
     const options& opts() const noexcept { return opts_; }
 
-    /// The binding for this exact call, if cached (the hit path).
+    /// The binding for this exact call, if cached (the hit path). A thread calling with the
+    /// signature it called with last, while the cache is unchanged since, finds it through its
+    /// pin: no lock and no reference count. The pin keeps that binding alive until the thread's
+    /// next call to another function (or its exit), also when this cache is cleared or destroyed
+    /// by another thread.
     bool find(std::span<const std::int64_t> key, std::span<const static_ref> statics,
               bound_trace& out);
 
@@ -153,6 +201,11 @@ private:
     std::uint64_t evictions_ = 0;
     // Hits are calls minus the calls that missed (counted on the slow path only).
     std::atomic<std::uint64_t> calls_{0}, missed_{0};
+    // Bumped whenever bindings change (under the unique lock): a pin from before is stale.
+    std::atomic<std::uint64_t> generation_{1};
+    const std::uint64_t id_ = next_cache_id(); // never reused, unlike the cache's address
+
+    XTRACE_DECL static std::uint64_t next_cache_id() noexcept;
     std::atomic<std::int64_t> tracing_ns_{0}, running_ns_{0};
     retrace_monitor monitor_;
 };

@@ -8,9 +8,12 @@
 //   partition      nodes grouped into fused regions and steps     partition.hpp
 //   assign_homes   where each value lives                         homes.hpp
 //   order_steps    the groups in dependency order, made steps     steps.hpp, registers.hpp
+//   use_pieces     compiled subtrees a region runs whole          pieces.hpp
 //   plan_controls  cond and while_loop bodies, planned in turn    here
 //   donations      outputs that may take a donated argument's     donation.hpp
 //                  buffer
+//   row tiling     whether the call runs tile by tile of rows,    row_tiles.hpp
+//                  and the tiles' own plans
 // Set XTRACE_LOG_PLANS=1 in the environment to have make_plan write each plan it makes to
 // std::clog (plan/text.hpp's format).
 

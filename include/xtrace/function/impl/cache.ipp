@@ -31,9 +31,35 @@ XTRACE_DECL trace_cache::serial_trace::~serial_trace() {
     c_.trace_mutex_.unlock();
 }
 
+XTRACE_DECL std::uint64_t trace_cache::next_cache_id() noexcept {
+    static std::atomic<std::uint64_t> next{1};
+    return next.fetch_add(1, std::memory_order_relaxed);
+}
+
+XTRACE_DECL trace_cache::~trace_cache() {
+    thread_pin& pin = this_thread_pin();
+    if (pin.cache == id_ && !pin.busy) {
+        pin.cache = 0;
+        pin.held.reset();
+    }
+}
+
 XTRACE_DECL bool trace_cache::find(std::span<const std::int64_t> key,
                                    std::span<const static_ref> statics, bound_trace& out) {
     const std::uint64_t now = calls_.fetch_add(1, std::memory_order_relaxed) + 1;
+    // A call nested in another on this thread (a host callback calling a traced function) takes
+    // the locked path: the pin must stay as the outer call found it.
+    thread_pin& pin = this_thread_pin();
+    if (!pin.busy && pin.cache == id_ &&
+        pin.generation == generation_.load(std::memory_order_acquire) &&
+        binding_table::matches(*pin.held, key, statics)) {
+        pin.held->last_used.store(now, std::memory_order_relaxed);
+        pin.held->trace->last_used.store(now, std::memory_order_relaxed);
+        out.trace = pin.held->trace.get();
+        out.plan = pin.held->plan.get();
+        out.pinned = pin.busy = true;
+        return true;
+    }
     std::shared_lock lock(mutex_);
     binding* b = bindings_.find(key, statics);
     if (!b)
@@ -43,6 +69,11 @@ XTRACE_DECL bool trace_cache::find(std::span<const std::int64_t> key,
     out.keep = b->shared_from_this();
     out.trace = b->trace.get();
     out.plan = b->plan.get();
+    if (!pin.busy) { // the next call with these arguments finds it through the pin
+        pin.cache = id_;
+        pin.generation = generation_.load(std::memory_order_relaxed); // stable under the lock
+        pin.held = b->shared_from_this();
+    }
     return true;
 }
 
@@ -106,6 +137,7 @@ XTRACE_DECL bound_trace trace_cache::miss(const signature& call, std::span<const
             adopt(t);
         bindings_.insert(std::move(b));
         evict();
+        generation_.fetch_add(1, std::memory_order_release);
     }
     add_tracing_time(start);
     if (t.new_trace)
@@ -125,6 +157,7 @@ XTRACE_DECL std::shared_ptr<trace_entry> trace_cache::trace_exact(const signatur
         std::unique_lock lock(mutex_);
         adopt(t);
         evict();
+        generation_.fetch_add(1, std::memory_order_release);
     }
     add_tracing_time(start);
     return t.entry;
@@ -162,6 +195,7 @@ XTRACE_DECL void trace_cache::clear() {
     bindings_.clear();
     traces_.clear();
     first_trace_ = true;
+    generation_.fetch_add(1, std::memory_order_release);
 }
 
 XTRACE_DECL function_stats trace_cache::stats() const {

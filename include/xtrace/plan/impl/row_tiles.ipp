@@ -110,8 +110,14 @@ XTRACE_DECL std::shared_ptr<const row_tiling> plan_row_tiles(const graph::graph&
         out_elements += static_cast<std::size_t>(num_elements(p.shapes[o]));
     const std::size_t per_row_bytes = std::max<std::size_t>(p.temp_bytes / rows, 1);
     const std::size_t per_row_elements = std::max<std::size_t>(out_elements / rows, 1);
-    const std::size_t least =
+    std::size_t least =
         (std::min<std::size_t>(4096, budget) + per_row_elements - 1) / per_row_elements;
+    // A product packs its right operand again for every tile: as many rows as its own row
+    // panels take, at least (a smaller budget is a test's).
+    if (budget >= default_row_tile_bytes &&
+        std::any_of(g.nodes.begin(), g.nodes.end(),
+                    [](const graph::node& n) { return n.op == op_kind::matmul; }))
+        least = std::max<std::size_t>(least, 64);
     const auto tile_rows = static_cast<dim_t>(std::max(budget / per_row_bytes, least));
     if (tile_rows >= rows)
         return nullptr;
