@@ -2,7 +2,9 @@
 
 #include "support/testing.hpp"
 
+#include <optional>
 #include <string>
+#include <thread>
 
 using namespace xtrace::testing;
 
@@ -215,4 +217,19 @@ TEST_CASE("a thread's repeated call takes its pinned binding; changes and nested
     }
     CHECK(inner == 3);
     CHECK(f.tracing_count() == 4);
+}
+
+TEST_CASE("a function destroyed after its thread's pin, at thread exit, frees its bindings once") {
+    // A thread_local holder constructed before the thread's first call is destroyed after the
+    // pin that call made: the function's cache must not release the pin's binding a second time.
+    bool ok = false;
+    std::thread([&ok] {
+        constexpr auto add_one = [](auto x) { return x + 1.f; };
+        thread_local std::optional<decltype(xtrace::function(add_one))> keep;
+        keep.emplace(xtrace::function(add_one, quiet()));
+        const xt::xarray<float> x = {1.f, 2.f};
+        for (int i = 0; i < 3; ++i)
+            ok = close((*keep)(x), xt::xarray<float>{2.f, 3.f});
+    }).join();
+    CHECK(ok);
 }

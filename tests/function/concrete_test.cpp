@@ -71,10 +71,13 @@ TEST_CASE("a concrete function prints the plan its calls run") {
     auto f = xtrace::function([](auto x, auto y) { return xtrace::exp(x) * y + 1.0f; },
                               quiet({.name = "model"}));
     auto known = f.get_concrete_function(xtrace::spec<float>({2, 3}), xtrace::spec<float>({3}));
-    // One region over [2,3]: x read in place, y gathered (broadcast), the constant splatted.
+    // One region over [2,3]: x read in place, y gathered (broadcast), the constant splatted, and
+    // the three ops run as one fused piece compiled from the expression's type.
     const std::string text = known.plan_text();
+    INFO(text);
     CHECK(text.rfind("plan: 1 step, temps 0 bytes", 0) == 0);
-    CHECK(text.find("step 0: region [2,3], 3 nodes") != std::string::npos);
+    CHECK(text.find("step 0: region [2,3], 1 node") != std::string::npos);
+    CHECK(text.find("= fused 3 ops (s0, s1, s2) : float32 -> output 0") != std::string::npos);
     CHECK(text.find("in s1: %1 arg 1") != std::string::npos);
     CHECK(text.find("constant 1, splat") != std::string::npos);
     CHECK(text.find("-> output 0") != std::string::npos);

@@ -32,18 +32,32 @@ namespace xtrace {
 
 namespace function_detail {
 
+/// Set when the calling thread's pin has been destroyed (trivially destructible, so it stays
+/// readable while the thread's other thread_local objects, or at exit the statics, go).
+inline thread_local bool thread_pin_gone = false;
+
 /// The binding a thread found last, held by the thread (see trace_cache::find).
 struct thread_pin {
     std::uint64_t cache = 0;       ///< the cache it came from (trace_cache::id)
     std::uint64_t generation = 0;  ///< that cache's generation when it was pinned
     std::shared_ptr<binding> held; ///< keeps it alive while the thread may use it
     bool busy = false;             ///< a call of this thread is running on it
+
+    thread_pin() = default;
+    thread_pin(const thread_pin&) = delete;
+    thread_pin& operator=(const thread_pin&) = delete;
+    // A function destroyed later by this thread (a thread_local made before the pin, or a static
+    // at exit) must not touch the destroyed pin: it would release `held` a second time.
+    ~thread_pin() { thread_pin_gone = true; }
 };
 
-/// The calling thread's pin.
-inline thread_pin& this_thread_pin() noexcept {
+/// The calling thread's pin, or null once it has been destroyed (functions then take the
+/// locked path).
+inline thread_pin* this_thread_pin() noexcept {
+    if (thread_pin_gone)
+        return nullptr;
     thread_local thread_pin pin;
-    return pin;
+    return &pin;
 }
 
 /// What a call runs: a trace and its plan for the call's shapes.
@@ -74,7 +88,8 @@ struct bound_trace {
 private:
     void release() noexcept {
         if (std::exchange(pinned, false))
-            this_thread_pin().busy = false;
+            if (thread_pin* pin = this_thread_pin())
+                pin->busy = false;
     }
 };
 

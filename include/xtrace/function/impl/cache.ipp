@@ -37,10 +37,10 @@ XTRACE_DECL std::uint64_t trace_cache::next_cache_id() noexcept {
 }
 
 XTRACE_DECL trace_cache::~trace_cache() {
-    thread_pin& pin = this_thread_pin();
-    if (pin.cache == id_ && !pin.busy) {
-        pin.cache = 0;
-        pin.held.reset();
+    thread_pin* pin = this_thread_pin();
+    if (pin && pin->cache == id_ && !pin->busy) {
+        pin->cache = 0;
+        pin->held.reset();
     }
 }
 
@@ -49,15 +49,15 @@ XTRACE_DECL bool trace_cache::find(std::span<const std::int64_t> key,
     const std::uint64_t now = calls_.fetch_add(1, std::memory_order_relaxed) + 1;
     // A call nested in another on this thread (a host callback calling a traced function) takes
     // the locked path: the pin must stay as the outer call found it.
-    thread_pin& pin = this_thread_pin();
-    if (!pin.busy && pin.cache == id_ &&
-        pin.generation == generation_.load(std::memory_order_acquire) &&
-        binding_table::matches(*pin.held, key, statics)) {
-        pin.held->last_used.store(now, std::memory_order_relaxed);
-        pin.held->trace->last_used.store(now, std::memory_order_relaxed);
-        out.trace = pin.held->trace.get();
-        out.plan = pin.held->plan.get();
-        out.pinned = pin.busy = true;
+    thread_pin* pin = this_thread_pin();
+    if (pin && !pin->busy && pin->cache == id_ &&
+        pin->generation == generation_.load(std::memory_order_acquire) &&
+        binding_table::matches(*pin->held, key, statics)) {
+        pin->held->last_used.store(now, std::memory_order_relaxed);
+        pin->held->trace->last_used.store(now, std::memory_order_relaxed);
+        out.trace = pin->held->trace.get();
+        out.plan = pin->held->plan.get();
+        out.pinned = pin->busy = true;
         return true;
     }
     std::shared_lock lock(mutex_);
@@ -69,10 +69,10 @@ XTRACE_DECL bool trace_cache::find(std::span<const std::int64_t> key,
     out.keep = b->shared_from_this();
     out.trace = b->trace.get();
     out.plan = b->plan.get();
-    if (!pin.busy) { // the next call with these arguments finds it through the pin
-        pin.cache = id_;
-        pin.generation = generation_.load(std::memory_order_relaxed); // stable under the lock
-        pin.held = b->shared_from_this();
+    if (pin && !pin->busy) { // the next call with these arguments finds it through the pin
+        pin->cache = id_;
+        pin->generation = generation_.load(std::memory_order_relaxed); // stable under the lock
+        pin->held = b->shared_from_this();
     }
     return true;
 }
