@@ -259,9 +259,13 @@ struct partition<node<Op, Cs...>> {
         (std::index_sequence_for<Cs...>{});
         return std::array<std::size_t, 2>{ops, leaves};
     }();
-    using type = decltype([]<std::size_t... K>(std::index_sequence<K...>) {
-        return std::type_identity<node<Op, child<K, Cs>...>>{};
-    }(std::index_sequence_for<Cs...>{}))::type;
+    template <class Seq>
+    struct rebuilt;
+    template <std::size_t... K>
+    struct rebuilt<std::index_sequence<K...>> {
+        using type = node<Op, child<K, Cs>...>;
+    };
+    using type = typename rebuilt<std::index_sequence_for<Cs...>>::type;
     static constexpr std::size_t ops = sums[0], leaves = sums[1];
 };
 
