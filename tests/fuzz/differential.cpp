@@ -14,6 +14,7 @@
 
 #include "../support/threads.hpp"
 #include "interpret.hpp"
+#include <xtrace/plan/registers.hpp>
 #include <xtrace/plan/row_tiles.hpp>
 
 #ifdef XTRACE_FUZZ_ONNX
@@ -421,9 +422,11 @@ std::string check(const program& p, std::uint64_t seed) {
         {"traced in chunks", 2, chunked(fused, 2), &chunked_fused},
     };
     // Planned with a tile budget of one byte: whatever runs row by row runs in tiles of a row.
+    // And with row splats on any row: a per-row operand is read as one value per block.
     auto tiled_function = xtrace::function(lambda_of(p), quiet);
     const outcome tiled = attempt([&] {
         const plan::row_tile_scope tiles(1);
+        const plan::row_splat_scope splats(1);
         return call(tiled_function);
     });
     const outcome donated = attempt([&] { // every argument an rvalue array it may write into

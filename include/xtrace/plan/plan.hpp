@@ -87,6 +87,8 @@ struct region {
     /// when its own op's kernel does. Empty when no node runs a piece.
     std::vector<std::vector<graph::node_id>> piece_leaves;
     std::vector<std::uint16_t> leaf_slots; ///< the pieces' operands, as slots
+    /// Some input is a row splat (plan/registers.hpp): no block crosses a row end.
+    bool row_cut = false;
 };
 
 /// A step that runs one node alone: a reduction or shape op that needs its input whole, a

@@ -7,6 +7,7 @@
 // in cache between the steps that write and read them instead of going to memory whole.
 
 #include "../config.hpp"
+#include "../core/setting_scope.hpp"
 #include "../graph/graph.hpp"
 #include "plan.hpp"
 
@@ -28,18 +29,7 @@ inline std::size_t& row_tile_bytes() noexcept {
 }
 
 /// Sets the calling thread's tile budget for the scope's lifetime; 0 turns row tiling off.
-class row_tile_scope {
-public:
-    explicit row_tile_scope(std::size_t bytes) noexcept : saved_(row_tile_bytes()) {
-        row_tile_bytes() = bytes;
-    }
-    ~row_tile_scope() { row_tile_bytes() = saved_; }
-    row_tile_scope(const row_tile_scope&) = delete;
-    row_tile_scope& operator=(const row_tile_scope&) = delete;
-
-private:
-    std::size_t saved_;
-};
+using row_tile_scope = setting_scope<&row_tile_bytes>;
 
 /// How plan `p` runs tile by tile: `tile` runs rows [r, r + rows) for each r, `rest` the last
 /// rows when they are fewer (else null). Indexed arguments and every output are read and

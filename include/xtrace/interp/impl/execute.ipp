@@ -148,7 +148,9 @@ private:
         return buffer;
     }
 
-    enum class access : std::uint8_t { fixed, in_place, gather };
+    // How a block reads an input: one value filled once per chunk, in place, gathered into its
+    // register, or (a row splat) the value of the block's row, which its kernels read as one.
+    enum class access : std::uint8_t { fixed, in_place, gather, row_splat };
 
     // Per input, decided once per call: where it is and how a block reads it.
     struct input_state {
@@ -200,7 +202,7 @@ private:
             in.size = dtype_size(g_[id].type);
             in.base = home_data(id);
             in.broadcast_strides = broadcast + i * (rank + 1);
-            in.splat = r.registers[i] == plan::no_register;
+            in.splat = g_[id].op == op_kind::constant && r.registers[i] == plan::no_register;
             if (in.splat) {
                 in.mode = access::fixed;
                 continue;
@@ -220,7 +222,10 @@ private:
                 }
             }
             // One value: each chunk fills its register once for every block.
-            in.mode = constant ? access::fixed : contiguous ? access::in_place : access::gather;
+            in.mode = r.registers[i] == plan::no_register ? access::row_splat
+                      : constant                          ? access::fixed
+                      : contiguous                        ? access::in_place
+                                                          : access::gather;
             in.rows = rank > 0 && e[rank - 1] == 1;
         }
         st.chunk = chunk_elements(r.size, r.block);
@@ -281,18 +286,38 @@ private:
         }
     }
 
-    // The offset, in elements, of element `index` of the row-major walk over `shape` of a tensor
-    // with element `strides`.
-    static std::ptrdiff_t element_offset(const std::int64_t* strides, const dim_t* shape,
-                                         std::size_t rank, std::size_t index) {
-        std::ptrdiff_t offset = 0;
-        for (std::size_t d = rank; d-- > 0;) {
-            const auto extent = static_cast<std::size_t>(shape[d]);
-            offset += static_cast<std::ptrdiff_t>(index % extent) * strides[d];
-            index /= extent;
+    // The multi-index, over a region's shape, of the first element of the block a chunk is at:
+    // found by division once per chunk, then moved on block by block.
+    struct block_cursor {
+        std::array<std::size_t, XTRACE_MAX_RANK> at{};
+
+        void seek(const dim_t* shape, std::size_t rank, std::size_t index) {
+            for (std::size_t d = rank; d-- > 0;) {
+                const auto extent = static_cast<std::size_t>(shape[d]);
+                at[d] = index % extent;
+                index /= extent;
+            }
         }
-        return offset;
-    }
+        void advance(const dim_t* shape, std::size_t rank, std::size_t n) {
+            if (rank == 0)
+                return;
+            at[rank - 1] += n;
+            for (std::size_t d = rank - 1; d > 0; --d) {
+                const auto extent = static_cast<std::size_t>(shape[d]);
+                if (at[d] < extent)
+                    return;
+                at[d - 1] += at[d] / extent;
+                at[d] %= extent;
+            }
+        }
+        // The offset in elements of that element in a tensor with element `strides`.
+        std::ptrdiff_t offset(const std::int64_t* strides, std::size_t rank) const {
+            std::ptrdiff_t o = 0;
+            for (std::size_t d = 0; d < rank; ++d)
+                o += static_cast<std::ptrdiff_t>(at[d]) * strides[d];
+            return o;
+        }
+    };
 
     // Elements [c * chunk, (c + 1) * chunk) of a region, block by block, on worker `slot`.
     void run_chunk(const region_state& st, std::size_t c, std::size_t slot) const {
@@ -318,19 +343,28 @@ private:
         }
         const std::size_t begin = c * st.chunk;
         const std::size_t end = std::min(r.size, begin + st.chunk);
-        for (std::size_t start = begin; start < end; start += r.block) {
-            const std::size_t n = std::min(r.block, end - start);
+        const std::size_t inner = rank > 0 ? static_cast<std::size_t>(r.shape[rank - 1]) : 1;
+        block_cursor cursor;
+        if (begin < end) // (no element, maybe a dim of 0)
+            cursor.seek(r.shape.data(), rank, begin);
+        for (std::size_t start = begin, n = 0; start < end;
+             start += n, cursor.advance(r.shape.data(), rank, n)) {
+            n = std::min(r.block, end - start);
+            if (r.row_cut) // a row splat's value holds to the row's end
+                n = std::min(n, inner - cursor.at[rank - 1]);
             for (std::size_t i = 0; i < n_in; ++i) {
                 const input_state& in = st.inputs[i];
                 if (in.mode == access::in_place) {
                     ptrs[i] = const_cast<std::byte*>(in.base) + start * in.size;
+                } else if (in.mode == access::row_splat) {
+                    ptrs[i] = const_cast<std::byte*>(in.base) +
+                              cursor.offset(in.broadcast_strides, rank) *
+                                  static_cast<std::ptrdiff_t>(in.size);
                 } else if (in.mode == access::gather) {
-                    const std::size_t inner = static_cast<std::size_t>(r.shape[rank - 1]);
-                    if (in.rows && start % inner + n <= inner) { // a bias row: read in place
-                        ptrs[i] =
-                            const_cast<std::byte*>(in.base) +
-                            element_offset(in.broadcast_strides, r.shape.data(), rank, start) *
-                                static_cast<std::ptrdiff_t>(in.size);
+                    if (in.rows && cursor.at[rank - 1] + n <= inner) { // a bias row: in place
+                        ptrs[i] = const_cast<std::byte*>(in.base) +
+                                  cursor.offset(in.broadcast_strides, rank) *
+                                      static_cast<std::ptrdiff_t>(in.size);
                         continue;
                     }
                     ptrs[i] = registers + std::size_t(r.registers[i]) * block_bytes;

@@ -22,7 +22,8 @@ XTRACE_DECL std::size_t l1_data_bytes() {
     return bytes;
 }
 
-XTRACE_DECL void allocate_registers(region& r, const graph::graph& g) {
+XTRACE_DECL void allocate_registers(region& r, const graph::graph& g,
+                                    std::span<const shape_t> shapes) {
     const std::size_t n_in = r.inputs.size();
     std::unordered_map<graph::node_id, std::uint16_t> slots_of;
     for (std::size_t i = 0; i < n_in; ++i)
@@ -36,10 +37,20 @@ XTRACE_DECL void allocate_registers(region& r, const graph::graph& g) {
     for (const tail_reduction& t : r.tails)
         last_use[t.slot] = std::numeric_limits<std::size_t>::max();
     // A constant read only by binary ops is splatted inside their kernels: it needs no register.
-    std::vector<char> needs_register(n_in, 0);
-    for (std::size_t i = 0; i < n_in; ++i)
-        needs_register[i] = g[r.inputs[i]].op != op_kind::constant;
+    // So is an input that is one value per row (its innermost dim 1, or a scalar), on rows long
+    // enough: its kernels then read the value of the block's row.
+    const bool long_rows = !r.shape.empty() && r.shape.back() > 1 &&
+                           static_cast<std::size_t>(r.shape.back()) >= row_splat_elements();
+    std::vector<char> splattable(n_in, 0), needs_register(n_in, 0);
+    for (std::size_t i = 0; i < n_in; ++i) {
+        const graph::node_id id = r.inputs[i];
+        const shape_t& s = shapes[id];
+        splattable[i] =
+            g[id].op == op_kind::constant || (long_rows && (s.empty() || s.back() == 1));
+        needs_register[i] = !splattable[i];
+    }
     r.program.resize(r.nodes.size());
+    std::vector<int> splat_operand(r.nodes.size(), -1); // per node: its operand read as one value
     r.leaf_slots.clear();
     for (std::size_t i = 0; i < r.nodes.size(); ++i) {
         const graph::node& n = g[r.nodes[i]];
@@ -53,6 +64,9 @@ XTRACE_DECL void allocate_registers(region& r, const graph::graph& g) {
                 const std::uint16_t s = slot_of(leaf);
                 r.leaf_slots.push_back(s);
                 last_use[s] = std::max(last_use[s], i);
+                // A piece's kernel knows its constants from its type; any other leaf it loads.
+                if (s < n_in && g[leaf].op != op_kind::constant)
+                    needs_register[s] = 1;
             }
             continue;
         }
@@ -60,7 +74,7 @@ XTRACE_DECL void allocate_registers(region& r, const graph::graph& g) {
         for (std::size_t k = 0; k < n.inputs.size(); ++k) {
             ins.in[k] = slot_of(n.inputs[k]);
             last_use[ins.in[k]] = std::max(last_use[ins.in[k]], i);
-            if (ins.in[k] < n_in && g[n.inputs[k]].op == op_kind::constant) {
+            if (ins.in[k] < n_in && splattable[ins.in[k]]) {
                 if (n.inputs.size() == 2 && splat < 0)
                     splat = static_cast<int>(k);
                 else
@@ -72,9 +86,20 @@ XTRACE_DECL void allocate_registers(region& r, const graph::graph& g) {
         if (!n.kernels)
             throw error("xtrace: graph node " + std::to_string(r.nodes[i]) + " (" +
                         std::string(info(n.op).name) + ") has no kernels");
-        ins.fn = splat == 0   ? n.kernels->splat_first
-                 : splat == 1 ? n.kernels->splat_second
-                              : n.kernels->plain;
+        ins.fn = n.kernels->plain;
+        splat_operand[i] = splat;
+    }
+    // Splat kernels once every input's register is known: a constant's register holds its
+    // value everywhere, but a per-row input with a register is read element by element.
+    for (std::size_t i = 0; i < r.nodes.size(); ++i) {
+        const int k = splat_operand[i];
+        if (k < 0)
+            continue;
+        const std::uint16_t slot = r.program[i].in[static_cast<std::size_t>(k)];
+        if (needs_register[slot] && g[r.inputs[slot]].op != op_kind::constant)
+            continue;
+        const graph::kernel_set& kernels = *g[r.nodes[i]].kernels;
+        r.program[i].fn = k == 0 ? kernels.splat_first : kernels.splat_second;
     }
     // Inputs that need one keep a register for the whole block (gathered or splatted into it);
     // computed nodes that are not live-out share registers once their last reader has run.
@@ -84,9 +109,13 @@ XTRACE_DECL void allocate_registers(region& r, const graph::graph& g) {
     // the result has its own.
     r.registers.assign(slots, no_register);
     std::uint16_t count = 0;
-    for (std::size_t i = 0; i < n_in; ++i)
+    r.row_cut = false;
+    for (std::size_t i = 0; i < n_in; ++i) {
         if (needs_register[i])
             r.registers[i] = count++;
+        else if (g[r.inputs[i]].op != op_kind::constant)
+            r.row_cut = true;
+    }
     auto operands = [&](std::size_t i) -> std::span<const std::uint16_t> {
         const instruction& ins = r.program[i];
         if (ins.leaves)

@@ -51,7 +51,7 @@ inline region make_region(const graph::graph& g, std::span<const shape_t> shapes
             t.count *= static_cast<std::size_t>(shapes[in][a]);
         reg.tails.push_back(t);
     }
-    allocate_registers(reg, g);
+    allocate_registers(reg, g, shapes);
     return reg;
 }
 

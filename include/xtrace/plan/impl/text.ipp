@@ -40,8 +40,10 @@ inline void region_text(std::ostream& os, const plan& p, const graph::graph& g, 
        << r.register_count << (r.register_count == 1 ? " register\n" : " registers\n");
     const std::size_t n_in = r.inputs.size();
     auto reg = [&](std::size_t slot) {
-        return r.registers[slot] == no_register ? std::string("splat")
-                                                : 'r' + std::to_string(r.registers[slot]);
+        if (r.registers[slot] != no_register)
+            return 'r' + std::to_string(r.registers[slot]);
+        return std::string(slot < n_in && g[r.inputs[slot]].op != op_kind::constant ? "row splat"
+                                                                                    : "splat");
     };
     for (std::size_t i = 0; i < n_in; ++i)
         os << indent << "  in s" << i << ": %" << r.inputs[i] << ' ' << home_text(p, g, r.inputs[i])
