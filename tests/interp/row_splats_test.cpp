@@ -3,6 +3,7 @@
 // end at row ends. The arithmetic is the same as on a register filled with that value, so the
 // results agree bit for bit with the plan that fills one, and with xtensor.
 
+#include "support/plans.hpp"
 #include "support/testing.hpp"
 #include "support/threads.hpp"
 
@@ -10,19 +11,12 @@
 #include <xtrace/interp/parallel.hpp>
 #include <xtrace/plan/registers.hpp>
 
-#include <cstring>
 #include <limits>
 #include <string>
 
 using namespace xtrace::testing;
 
 namespace {
-
-template <class T>
-bool same_bits(const xt::xarray<T>& a, const xt::xarray<T>& b) {
-    return a.shape() == b.shape() &&
-           (a.size() == 0 || std::memcmp(a.data(), b.data(), a.size() * sizeof(T)) == 0);
-}
 
 // Each per-row operand read by a binary op; `where` reads `c` as a branch, which needs a
 // register: the same input is a row splat for some ops only if none reads it otherwise.
@@ -38,13 +32,8 @@ xtrace::options interpreted() {
 // f's result and plan with row splats from rows of `shortest` elements on, traced afresh.
 template <class L, class... A>
 auto planned(const L& lambda, std::size_t shortest, std::string& plan, const A&... args) {
-    const xtrace::plan::row_splat_scope scope(shortest);
-    auto f = xtrace::function(lambda, interpreted());
-    auto r = f(args...);
-    plan = f.get_concrete_function(xtrace::spec<typename A::value_type>(std::vector<std::int64_t>(
-                                       args.shape().begin(), args.shape().end()))...)
-               .plan_text();
-    return r;
+    return traced_under<xtrace::plan::row_splat_scope>(shortest, lambda, interpreted(), plan,
+                                                       args...);
 }
 
 constexpr std::size_t never = std::numeric_limits<std::size_t>::max();

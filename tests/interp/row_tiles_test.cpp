@@ -3,35 +3,23 @@
 // the untiled plan (bit for bit where no sum is taken) and with eager evaluation.
 
 #include "support/eager_scope.hpp"
+#include "support/plans.hpp"
 #include "support/testing.hpp"
 #include "support/threads.hpp"
 
 #include <xtrace/ext/xtensor_extras.hpp>
 #include <xtrace/plan/row_tiles.hpp>
 
-#include <cstring>
 #include <string>
 
 using namespace xtrace::testing;
 
 namespace {
 
-template <class T>
-bool same_bits(const xt::xarray<T>& a, const xt::xarray<T>& b) {
-    return a.shape() == b.shape() &&
-           (a.size() == 0 || std::memcmp(a.data(), b.data(), a.size() * sizeof(T)) == 0);
-}
-
 // f's result with a tile budget of `bytes` (0: untiled), traced afresh under it, and its plan.
 template <class L, class... A>
 auto with_budget(const L& lambda, std::size_t bytes, std::string& plan, const A&... args) {
-    const xtrace::plan::row_tile_scope budget(bytes);
-    auto f = xtrace::function(lambda, quiet());
-    auto r = f(args...);
-    plan = f.get_concrete_function(xtrace::spec<typename A::value_type>(std::vector<std::int64_t>(
-                                       args.shape().begin(), args.shape().end()))...)
-               .plan_text();
-    return r;
+    return traced_under<xtrace::plan::row_tile_scope>(bytes, lambda, quiet(), plan, args...);
 }
 
 auto layer_norm = [](auto x, auto gamma, auto beta) {

@@ -1,0 +1,38 @@
+#ifndef XTRACE_TESTS_SUPPORT_PLANS_HPP
+#define XTRACE_TESTS_SUPPORT_PLANS_HPP
+
+// Comparing plans made under different tuning settings: a function traced afresh under a
+// setting, its result and its plan's text, and whether two results have the same bits.
+
+#include "testing.hpp"
+
+#include <cstring>
+#include <string>
+#include <vector>
+
+namespace xtrace::testing {
+
+/// True when a and b have one shape and the same bytes.
+template <class T>
+bool same_bits(const xt::xarray<T>& a, const xt::xarray<T>& b) {
+    return a.shape() == b.shape() &&
+           (a.size() == 0 || std::memcmp(a.data(), b.data(), a.size() * sizeof(T)) == 0);
+}
+
+/// `lambda`'s result on `args`, traced afresh with `opts` under `Scope(setting)`, and (in
+/// `plan`) the text of the plan its call ran.
+template <class Scope, class L, class... A>
+auto traced_under(typename Scope::value_type setting, const L& lambda, const options& opts,
+                  std::string& plan, const A&... args) {
+    const Scope scope(setting);
+    auto f = xtrace::function(lambda, opts);
+    auto r = f(args...);
+    plan = f.get_concrete_function(xtrace::spec<typename A::value_type>(std::vector<std::int64_t>(
+                                       args.shape().begin(), args.shape().end()))...)
+               .plan_text();
+    return r;
+}
+
+} // namespace xtrace::testing
+
+#endif
