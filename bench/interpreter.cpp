@@ -20,7 +20,10 @@ namespace {
 using B = xsimd::batch<float>;
 
 // Steps of five ops, every value read once, with a tanh every fourth step: one expression for
-// the traced lambda (symbolic tensors) and the hand loop (xsimd batches).
+// the traced lambda (symbolic tensors) and the hand loop (xsimd batches). Each step has constants
+// of its own, so no step repeats another's subexpression: a compiler would compute a repeated
+// `y * 0.5f - 0.25f` once in the hand loop, and a compiled piece, whose type cannot tell `x`
+// from `y`, once per step.
 template <int Steps, class V, class X, class Y>
 auto chain(const V& v, const X& x, const Y& y) {
     using std::tanh;
@@ -29,7 +32,8 @@ auto chain(const V& v, const X& x, const Y& y) {
     if constexpr (Steps == 0) {
         return v;
     } else {
-        auto next = (chain<Steps - 1>(v, x, y) * 0.75f + x) * (y * 0.5f - 0.25f);
+        constexpr float scale = 0.5f + 0.0625f * (Steps % 8), shift = 0.25f - 0.03125f * Steps;
+        auto next = (chain<Steps - 1>(v, x, y) * 0.75f + x) * (y * scale - shift);
         if constexpr (Steps % 4 == 0)
             return tanh(next);
         else

@@ -76,44 +76,45 @@ inline constexpr std::size_t max_nodes = XTRACE_STATIC_FUSION_MAX_NODES;
 
 namespace detail {
 
+// What a kernel reads, copied out of the caller's table before its loop: the compiler then
+// knows that the stores into the output change neither the pointers nor the constants, so it
+// keeps them in registers instead of reloading both for every batch.
+template <class T, std::size_t L>
+struct leaf_table {
+    const T* at[L]; // each leaf's elements
+    T value[L];     // a constant leaf's value (unused for the others)
+};
+
 // A leaf read element by element: an argument, or any value the kernel does not compute.
 template <class E, std::size_t Leaf>
 struct eval {
     using T = typename E::value_type;
-    template <class B>
-    static B batch(const void* const* leaves, std::size_t i) {
-        return B::load_unaligned(static_cast<const T*>(leaves[Leaf]) + i);
+    template <class B, class Table>
+    static B batch(const Table& t, std::size_t i) {
+        return B::load_unaligned(t.at[Leaf] + i);
     }
-    static T one(const void* const* leaves, std::size_t i) {
-        return static_cast<const T*>(leaves[Leaf])[i];
+    template <class Table>
+    static T one(const Table& t, std::size_t i) {
+        return t.at[Leaf][i];
     }
-    template <class B, std::size_t U>
-    static std::array<B, U> batches(const void* const* leaves, std::size_t i) {
-        const T* p = static_cast<const T*>(leaves[Leaf]) + i;
-        return [&]<std::size_t... u>(std::index_sequence<u...>) {
-            return std::array<B, U>{B::load_unaligned(p + u * B::size)...};
-        }
-        (std::make_index_sequence<U>{});
-    }
+    template <class Table>
+    static void load(Table&, const void* const*) {}
 };
 
 // A constant: one value.
 template <class T, std::size_t Leaf>
 struct eval<constant<T>, Leaf> {
-    template <class B>
-    static B batch(const void* const* leaves, std::size_t) {
-        return B(*static_cast<const T*>(leaves[Leaf]));
+    template <class B, class Table>
+    static B batch(const Table& t, std::size_t) {
+        return B(t.value[Leaf]);
     }
-    static T one(const void* const* leaves, std::size_t) {
-        return *static_cast<const T*>(leaves[Leaf]);
+    template <class Table>
+    static T one(const Table& t, std::size_t) {
+        return t.value[Leaf];
     }
-    template <class B, std::size_t U>
-    static std::array<B, U> batches(const void* const* leaves, std::size_t) {
-        const B v(*static_cast<const T*>(leaves[Leaf]));
-        return [&]<std::size_t... u>(std::index_sequence<u...>) {
-            return std::array<B, U>{(static_cast<void>(u), v)...};
-        }
-        (std::make_index_sequence<U>{});
+    template <class Table>
+    static void load(Table& t, const void* const* leaves) {
+        t.value[Leaf] = *static_cast<const T*>(leaves[Leaf]);
     }
 };
 
@@ -131,30 +132,24 @@ template <class Op, class... Cs, std::size_t Leaf>
 requires interior<node<Op, Cs...>>
 struct eval<node<Op, Cs...>, Leaf> {
     using F = typename functor_of<Op>::type;
-    template <class B>
-    static B batch(const void* const* leaves, std::size_t i) {
+    template <class B, class Table>
+    static B batch(const Table& t, std::size_t i) {
         return [&]<std::size_t... K>(std::index_sequence<K...>) {
-            return F{}(eval<Cs, Leaf + offset_of<K, Cs...>>::template batch<B>(leaves, i)...);
+            return F{}(eval<Cs, Leaf + offset_of<K, Cs...>>::template batch<B>(t, i)...);
         }
         (std::index_sequence_for<Cs...>{});
     }
-    static auto one(const void* const* leaves, std::size_t i) {
+    template <class Table>
+    static auto one(const Table& t, std::size_t i) {
         return [&]<std::size_t... K>(std::index_sequence<K...>) {
-            return F{}(eval<Cs, Leaf + offset_of<K, Cs...>>::one(leaves, i)...);
+            return F{}(eval<Cs, Leaf + offset_of<K, Cs...>>::one(t, i)...);
         }
         (std::index_sequence_for<Cs...>{});
     }
-    // U batches side by side, op by op: independent chains for the core to overlap.
-    template <class B, std::size_t U>
-    static std::array<B, U> batches(const void* const* leaves, std::size_t i) {
-        return [&]<std::size_t... K>(std::index_sequence<K...>) {
-            const auto operands = std::tuple(
-                eval<Cs, Leaf + offset_of<K, Cs...>>::template batches<B, U>(leaves, i)...);
-            auto at = [&](auto u) { return F{}(std::get<K>(operands)[u]...); };
-            return [&]<std::size_t... u>(std::index_sequence<u...>) {
-                return std::array<B, U>{at(std::integral_constant<std::size_t, u>{})...};
-            }
-            (std::make_index_sequence<U>{});
+    template <class Table>
+    static void load(Table& t, const void* const* leaves) {
+        [&]<std::size_t... K>(std::index_sequence<K...>) {
+            (eval<Cs, Leaf + offset_of<K, Cs...>>::load(t, leaves), ...);
         }
         (std::index_sequence_for<Cs...>{});
     }
@@ -163,7 +158,9 @@ struct eval<node<Op, Cs...>, Leaf> {
 } // namespace detail
 
 /// Batches a compiled kernel computes side by side: one batch at a time, a kernel of many ops waits
-/// on each op's latency.
+/// on each op's latency. Each batch's tree is evaluated whole, the trees in one basic block, which
+/// the core overlaps; building each op's operands for all batches at once as arrays made the
+/// compiler keep them on the stack, at twice the cost.
 inline constexpr std::size_t unroll = XTRACE_STATIC_FUSION_UNROLL;
 
 /// Computes n elements of E into `out` from the leaf table (pointers in depth-first leaf order).
@@ -174,16 +171,22 @@ void kernel(const void* const* leaves, void* out, std::size_t n) {
     using T = typename E::value_type;
     using B = simd::batch<T>;
     T* o = static_cast<T*>(out);
+    detail::leaf_table<T, leaf_count<E>> t;
+    for (std::size_t k = 0; k < leaf_count<E>; ++k)
+        t.at[k] = static_cast<const T*>(leaves[k]);
+    detail::eval<E, 0>::load(t, leaves);
     std::size_t i = 0;
     for (; i + unroll * B::size <= n; i += unroll * B::size) {
-        const auto r = detail::eval<E, 0>::template batches<B, unroll>(leaves, i);
-        for (std::size_t u = 0; u < unroll; ++u)
-            r[u].store_unaligned(o + i + u * B::size);
+        [&]<std::size_t... u>(std::index_sequence<u...>) {
+            const B r[] = {detail::eval<E, 0>::template batch<B>(t, i + u * B::size)...};
+            (r[u].store_unaligned(o + i + u * B::size), ...);
+        }
+        (std::make_index_sequence<unroll>{});
     }
     for (; i + B::size <= n; i += B::size)
-        detail::eval<E, 0>::template batch<B>(leaves, i).store_unaligned(o + i);
+        detail::eval<E, 0>::template batch<B>(t, i).store_unaligned(o + i);
     for (; i < n; ++i)
-        o[i] = static_cast<T>(detail::eval<E, 0>::one(leaves, i));
+        o[i] = static_cast<T>(detail::eval<E, 0>::one(t, i));
 }
 
 /// True when E gets a compiled kernel: fusable, and within the node and leaf limits.
