@@ -9,10 +9,12 @@
 #include "support/eager_scope.hpp"
 #include "support/testing.hpp"
 #include <xtrace/ext/xtensor_extras.hpp>
+#include <xtrace/plan/registers.hpp>
 #include <xtrace/plan/row_tiles.hpp>
 
 #include <cstdint>
 #include <cstring>
+#include <string>
 #include <utility>
 
 using namespace xtrace::testing;
@@ -110,6 +112,8 @@ int fused_programs = 0;
 int pieces_run = 0;
 // Plans that ran in row tiles.
 int tiled_runs = 0;
+// Normalised programs whose last step's piece computes x - mean again.
+int recomputing_pieces = 0;
 
 template <std::uint64_t S>
 void run_program() {
@@ -163,6 +167,24 @@ void run_program() {
         return xt::xarray<float>(fn(a, b, c));
     };
     CHECK(agree(in_tiles(1), in_tiles(0), !inexact<S, depth>()));
+    // Rows less their mean, scaled by their mean square, into the program: its pieces in the
+    // last step compute x - mean again (an earlier step stored it for the mean square) and read
+    // the per-row values as row splats. Means add up by blocks: compared within a tolerance.
+    auto normalised = [](auto x, auto y, auto z) {
+        auto d = x - xtrace::mean(x, {1}, xtrace::keep_dims);
+        return gen<S, depth>(d * (xtrace::mean(d * d, {1}, xtrace::keep_dims) + 1.f), y, z);
+    };
+    {
+        const xtrace::plan::row_splat_scope splats(1);
+        auto fn = xtrace::function(normalised, quiet());
+        CHECK(agree(fn(a, b, c), by_op(fn)(a, b, c), false));
+        const std::string plan =
+            fn.get_concrete_function(xtrace::spec<float>({13, 37}), xtrace::spec<float>({13, 37}),
+                                     xtrace::spec<float>({13, 37}))
+                .plan_text();
+        recomputing_pieces +=
+            plan.find("fused") != std::string::npos && plan.find("= sub(") == plan.rfind("= sub(");
+    }
     pieces_run +=
         summed
             .get_concrete_function(xtrace::spec<float>({1030}), xtrace::spec<float>({1030}),
@@ -184,4 +206,6 @@ TEST_CASE("random elementwise programs agree: static fusion, interpreter and eag
     INFO(pieces_run << " of 24 programs ran a piece");
     CHECK(pieces_run >= 12);
     CHECK(tiled_runs >= 12); // of 24 (the others run untiled: a budget of 0)
+    INFO(recomputing_pieces << " of 24 normalised programs computed x - mean again");
+    CHECK(recomputing_pieces >= 16);
 }

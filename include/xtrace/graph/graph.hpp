@@ -97,8 +97,11 @@ struct fused_piece {
     kernel_fn fn = nullptr; ///< computes the root from a table of pointers, one per leaf
     std::size_t ops = 0;    ///< op nodes in the subtree, counted with repetition (a tree walk)
     /// What the kernel reads, in its order: constants as one value, anything else element by
-    /// element.
+    /// element, or as one value when its bit is set in the mask passed after the leaves.
     std::vector<node_id> leaves;
+    /// Leaves the kernel can read as one value (bit k: leaf k): those computed from reductions.
+    /// Its table then holds, after the leaves, a pointer to the mask of those read so.
+    std::uint64_t one_value_leaves = 0;
 };
 
 /// One operation of the runtime graph IR.

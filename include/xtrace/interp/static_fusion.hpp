@@ -74,6 +74,33 @@ inline constexpr std::size_t max_leaves = plan::max_fused_leaves;
 /// expression grows. Larger expressions use the interpreter (still fused, block by block).
 inline constexpr std::size_t max_nodes = XTRACE_STATIC_FUSION_MAX_NODES;
 
+/// In a partitioned expression type, a subtree computed by a fused piece of its own: the piece
+/// above reads its result as a leaf.
+template <class C>
+struct cut {
+    using value_type = typename C::value_type; ///< element type
+};
+
+/// True when E is computed from reductions and constants by elementwise ops only: usually a value
+/// of a smaller shape (one per row, say) that the expression broadcasts. A piece that computed it
+/// would do so for every element it broadcasts to, so partitioning makes it a piece of its own.
+template <class E>
+inline constexpr bool from_reductions = false;
+template <class T>
+inline constexpr bool from_reductions<constant<T>> = true;
+template <class Op, class... Cs>
+inline constexpr bool from_reductions<node<Op, Cs...>> = [] {
+    if constexpr (info(Op::kind).reduction)
+        return true;
+    else if constexpr (info(Op::kind).elementwise)
+        return (from_reductions<Cs> && ...);
+    else
+        return false;
+}();
+
+template <class C>
+inline constexpr bool from_reductions<cut<C>> = from_reductions<C>;
+
 namespace detail {
 
 // What a kernel reads, copied out of the caller's table before its loop: the compiler then
@@ -81,24 +108,38 @@ namespace detail {
 // keeps them in registers instead of reloading both for every batch.
 template <class T, std::size_t L>
 struct leaf_table {
-    const T* at[L]; // each leaf's elements
-    T value[L];     // a constant leaf's value (unused for the others)
+    const T* at[L];        // each leaf's elements
+    T value[L];            // a leaf's value when it is one value (a constant, a row splat)
+    std::uint64_t one = 0; // leaves computed from reductions that are one value (bit per leaf)
 };
 
-// A leaf read element by element: an argument, or any value the kernel does not compute.
+// A leaf read element by element: an argument, or any value the kernel does not compute. A
+// leaf computed from reductions may be one value for the whole call instead (a row splat).
 template <class E, std::size_t Leaf>
 struct eval {
     using T = typename E::value_type;
+    static constexpr bool may_be_one = from_reductions<E>;
     template <class B, class Table>
     static B batch(const Table& t, std::size_t i) {
+        if constexpr (may_be_one)
+            if (t.one >> Leaf & 1)
+                return B(t.value[Leaf]);
         return B::load_unaligned(t.at[Leaf] + i);
     }
     template <class Table>
     static T one(const Table& t, std::size_t i) {
+        if constexpr (may_be_one)
+            if (t.one >> Leaf & 1)
+                return t.value[Leaf];
         return t.at[Leaf][i];
     }
     template <class Table>
-    static void load(Table&, const void* const*) {}
+    static void load(Table& t, const void* const*) {
+        if constexpr (may_be_one)
+            if (t.one >> Leaf & 1)
+                t.value[Leaf] = *t.at[Leaf];
+    }
+    static constexpr std::uint64_t one_value_leaves = may_be_one ? std::uint64_t(1) << Leaf : 0;
 };
 
 // A constant: one value.
@@ -116,6 +157,7 @@ struct eval<constant<T>, Leaf> {
     static void load(Table& t, const void* const* leaves) {
         t.value[Leaf] = *static_cast<const T*>(leaves[Leaf]);
     }
+    static constexpr std::uint64_t one_value_leaves = 0; // always one value
 };
 
 // Leaf offset of child K of a node: the leaves of the children before it.
@@ -153,6 +195,13 @@ struct eval<node<Op, Cs...>, Leaf> {
         }
         (std::index_sequence_for<Cs...>{});
     }
+    static constexpr std::uint64_t one_value_leaves = [] {
+        return [&]<std::size_t... K>(std::index_sequence<K...>) {
+            return (std::uint64_t(0) | ... |
+                    eval<Cs, Leaf + offset_of<K, Cs...>>::one_value_leaves);
+        }
+        (std::index_sequence_for<Cs...>{});
+    }();
 };
 
 } // namespace detail
@@ -163,7 +212,13 @@ struct eval<node<Op, Cs...>, Leaf> {
 /// compiler keep them on the stack, at twice the cost.
 inline constexpr std::size_t unroll = XTRACE_STATIC_FUSION_UNROLL;
 
-/// Computes n elements of E into `out` from the leaf table (pointers in depth-first leaf order).
+/// Leaves of E (bit k: leaf k) that its kernel can read as one value: those computed from
+/// reductions (a row's mean, say), which the interpreter may pass as the value of a block's row.
+template <class E>
+inline constexpr std::uint64_t one_value_leaves = detail::eval<E, 0>::one_value_leaves;
+
+/// Computes n elements of E into `out` from the leaf table: pointers in depth-first leaf order
+/// and, when one_value_leaves<E> is not 0, a pointer to the mask of those that are one value.
 using kernel_fn = void (*)(const void* const* leaves, void* out, std::size_t n);
 
 template <class E>
@@ -174,6 +229,8 @@ void kernel(const void* const* leaves, void* out, std::size_t n) {
     detail::leaf_table<T, leaf_count<E>> t;
     for (std::size_t k = 0; k < leaf_count<E>; ++k)
         t.at[k] = static_cast<const T*>(leaves[k]);
+    if constexpr (one_value_leaves<E> != 0)
+        t.one = *static_cast<const std::uint64_t*>(leaves[leaf_count<E>]);
     detail::eval<E, 0>::load(t, leaves);
     std::size_t i = 0;
     for (; i + unroll * B::size <= n; i += unroll * B::size) {
@@ -207,13 +264,6 @@ constexpr kernel_fn kernel_for() {
 /// graph: attaching walks the type as a tree, which repetition can make exponential in the DAG.
 inline constexpr std::size_t max_piece_walk = 4096;
 
-/// In a partitioned expression type, a subtree computed by a fused piece of its own: the piece
-/// above reads its result as a leaf.
-template <class C>
-struct cut {
-    using value_type = typename C::value_type; ///< element type
-};
-
 namespace detail {
 
 template <std::size_t N>
@@ -229,7 +279,8 @@ constexpr std::size_t largest_of(const std::array<std::size_t, N>& v) {
 
 /// Expression E partitioned into fused pieces of at most max_nodes ops and max_leaves leaves,
 /// bottom up: where a node's piece would grow past them, its largest child (or every child)
-/// becomes a cut, the root of a piece of its own. `ops` and `leaves` are the top piece's.
+/// becomes a cut, the root of a piece of its own; so does a child computed from reductions only
+/// under a node that is not. `ops` and `leaves` are the top piece's.
 template <class E>
 struct partition {
     using type = E; // a leaf: nothing to fuse
@@ -247,9 +298,11 @@ struct partition<node<Op, Cs...>> {
     static constexpr bool over_without_largest =
         all_ops - child_ops[largest] > max_nodes ||
         all_leaves - child_leaves[largest] + 1 > max_leaves;
+    static constexpr std::array<bool, sizeof...(Cs)> reduced{from_reductions<Cs>...};
     template <std::size_t K>
-    static constexpr bool cut_child = over&& child_ops[K] > 0 &&
-                                      (over_without_largest || K == largest);
+    static constexpr bool cut_child = child_ops[K] > 0 &&
+                                      ((over && (over_without_largest || K == largest)) ||
+                                       (reduced[K] && !from_reductions<node<Op, Cs...>>));
     template <std::size_t K, class C>
     using child = std::conditional_t<cut_child<K>, cut<typename partition<C>::type>,
                                      typename partition<C>::type>;
@@ -328,8 +381,8 @@ struct walk<node<Op, Cs...>> {
         if constexpr (interior<E> && op_count<E> >= 2) {
             std::vector<graph::node_id> leaves;
             if (mirror(g, id, leaves) && leaves.size() == leaf_count<E>)
-                g.nodes[id].piece = std::make_shared<const graph::fused_piece>(
-                    graph::fused_piece{&kernel<E>, op_count<E>, std::move(leaves)});
+                g.nodes[id].piece = std::make_shared<const graph::fused_piece>(graph::fused_piece{
+                    &kernel<E>, op_count<E>, std::move(leaves), one_value_leaves<E>});
         }
         below(g, id);
     }

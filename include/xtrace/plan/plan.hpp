@@ -58,6 +58,9 @@ struct instruction {
     /// on (0 for one op's kernel, whose operands are `in`).
     std::uint16_t leaves = 0;
     std::uint32_t first_leaf = 0;
+    /// A fused piece's leaves read as one value per block (bit k: leaf k), each the value of the
+    /// block's row (a row splat): the kernel reads this mask after its leaf pointers.
+    std::uint64_t one_value = 0;
 };
 
 /// A reduction of a region's node over its innermost or outermost dims, computed block by block

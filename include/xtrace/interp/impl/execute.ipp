@@ -376,11 +376,12 @@ private:
                 if (st.outs[k])
                     ptrs[n_in + k] = st.outs[k] + start * dtype_size(g_[r.nodes[k]].type);
             for (const auto& ins : r.program) {
-                if (ins.leaves) { // a fused piece
-                    const void* in[plan::max_fused_leaves];
+                if (ins.leaves) { // a fused piece: its leaves, then which are one value
+                    const void* in[plan::max_fused_leaves + 1];
                     const std::uint16_t* leaf = r.leaf_slots.data() + ins.first_leaf;
                     for (std::size_t j = 0; j < ins.leaves; ++j)
                         in[j] = ptrs[leaf[j]];
+                    in[ins.leaves] = &ins.one_value;
                     ins.fn(in, ptrs[ins.out], n);
                     continue;
                 }

@@ -60,12 +60,18 @@ XTRACE_DECL void allocate_registers(region& r, const graph::graph& g,
             ins.fn = n.piece->fn;
             ins.first_leaf = static_cast<std::uint32_t>(r.leaf_slots.size());
             ins.leaves = static_cast<std::uint16_t>(r.piece_leaves[i].size());
-            for (graph::node_id leaf : r.piece_leaves[i]) {
+            for (std::size_t k = 0; k < r.piece_leaves[i].size(); ++k) {
+                const graph::node_id leaf = r.piece_leaves[i][k];
                 const std::uint16_t s = slot_of(leaf);
                 r.leaf_slots.push_back(s);
                 last_use[s] = std::max(last_use[s], i);
-                // A piece's kernel knows its constants from its type; any other leaf it loads.
-                if (s < n_in && g[leaf].op != op_kind::constant)
+                // A piece's kernel knows its constants from its type, and may read a leaf
+                // computed from reductions as one value; any other leaf it loads.
+                if (s >= n_in || g[leaf].op == op_kind::constant)
+                    continue;
+                if (splattable[s] && (n.piece->one_value_leaves >> k & 1))
+                    ins.one_value |= std::uint64_t(1) << k;
+                else
                     needs_register[s] = 1;
             }
             continue;
@@ -91,6 +97,10 @@ XTRACE_DECL void allocate_registers(region& r, const graph::graph& g,
     }
     // Splat kernels once every input's register is known: a constant's register holds its
     // value everywhere, but a per-row input with a register is read element by element.
+    for (instruction& ins : r.program)
+        for (std::size_t k = 0; k < ins.leaves; ++k)
+            if ((ins.one_value >> k & 1) && needs_register[r.leaf_slots[ins.first_leaf + k]])
+                ins.one_value &= ~(std::uint64_t(1) << k);
     for (std::size_t i = 0; i < r.nodes.size(); ++i) {
         const int k = splat_operand[i];
         if (k < 0)

@@ -39,7 +39,7 @@ inline region make_region(const graph::graph& g, std::span<const shape_t> shapes
                 reg.inputs.push_back(in);
     for (auto id : reg.nodes)
         reg.live_out.push_back(homes[id].where != location::none);
-    use_pieces(reg, g, grp.tails);
+    use_pieces(reg, g, homes, grp.tails);
     for (auto id : grp.tails) {
         const graph::node_id in = g[id].inputs[0];
         tail_reduction t{id, 0, 1, static_cast<std::size_t>(num_elements(shapes[id])),
