@@ -9,6 +9,8 @@
 //   assign_homes   where each value lives                         homes.hpp
 //   order_steps    the groups in dependency order, made steps     steps.hpp, registers.hpp
 //   use_pieces     compiled subtrees a region runs whole          pieces.hpp
+//   (again)        homes and steps without the temps no step      homes.hpp
+//                  reads (pieces compute them again)
 //   plan_controls  cond and while_loop bodies, planned in turn    here
 //   donations      outputs that may take a donated argument's     donation.hpp
 //                  buffer

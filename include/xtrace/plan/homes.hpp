@@ -26,9 +26,17 @@ struct home_assignment {
 
 /// Homes for the nodes of `g` grouped as `parts`. The first output that names a node computed by
 /// a step is written in place; outputs that are arguments, constants, views or repeats are
-/// copied. Temps are aligned to scratch_alignment, in node order.
+/// copied. Temps are aligned to scratch_alignment, in node order. A node marked in `unread`
+/// gets no temp for the other steps: their pieces compute it again (see read_by_steps).
 XTRACE_DECL home_assignment assign_homes(const graph::graph& g, std::span<const shape_t> shapes,
-                                         const view_choice& views, const partitioning& parts);
+                                         const view_choice& views, const partitioning& parts,
+                                         const std::vector<bool>& unread = {});
+
+/// Per node of `g`: whether a step of `steps` reads its home. Steps read their inputs (a
+/// region's, after its pieces), the copied outputs their nodes, a view its source.
+XTRACE_DECL std::vector<bool> read_by_steps(const graph::graph& g, std::span<const step> steps,
+                                            const std::vector<home>& homes,
+                                            std::span<const output_copy> copies);
 
 } // namespace xtrace::plan
 

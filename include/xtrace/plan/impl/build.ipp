@@ -19,15 +19,43 @@ XTRACE_DECL plan build(const graph::graph& g, std::span<const shape_t> arg_shape
     }
     const view_choice views = choose_views(g);
     const partitioning parts = partition(g, p.shapes, views);
-    home_assignment homes = assign_homes(g, p.shapes, views, parts);
-    p.homes = std::move(homes.homes);
-    p.copies = std::move(homes.copies);
-    p.temp_bytes = homes.temp_bytes;
-    for (group_id r : order_steps(parts)) {
-        p.steps.push_back(make_step(g, p.shapes, parts, p.homes, r));
-        if (const auto* reg = std::get_if<region>(&p.steps.back()))
-            p.register_bytes =
-                std::max(p.register_bytes, std::size_t(reg->register_count) * reg->block * 8);
+    const std::vector<group_id> order = order_steps(parts);
+    auto make_steps = [&](const std::vector<bool>& unread) {
+        home_assignment homes = assign_homes(g, p.shapes, views, parts, unread);
+        p.homes = std::move(homes.homes);
+        p.copies = std::move(homes.copies);
+        p.temp_bytes = homes.temp_bytes;
+        p.steps.clear();
+        p.register_bytes = 0;
+        for (group_id r : order) {
+            p.steps.push_back(make_step(g, p.shapes, parts, p.homes, r));
+            if (const auto* reg = std::get_if<region>(&p.steps.back()))
+                p.register_bytes =
+                    std::max(p.register_bytes, std::size_t(reg->register_count) * reg->block * 8);
+        }
+    };
+    make_steps({});
+    // A value a region stored for a later step whose pieces compute it again instead (layer
+    // norm's x - mean) need not be stored: the steps are made again without its temp. Only the step
+    // that computed it changes (it keeps the value in a register, or in a piece); a plan that
+    // would then read a value with no home is not taken.
+    std::vector<bool> read = read_by_steps(g, p.steps, p.homes, p.copies);
+    std::vector<bool> unread(g.nodes.size(), false);
+    bool any = false;
+    for (const step& s : p.steps)
+        if (const auto* r = std::get_if<region>(&s))
+            for (graph::node_id id : r->nodes)
+                if (p.homes[id].where == location::temp && !read[id])
+                    any = unread[id] = true;
+    if (any) {
+        plan first = p;
+        make_steps(unread);
+        read = read_by_steps(g, p.steps, p.homes, p.copies);
+        for (graph::node_id id = 0; id < g.nodes.size(); ++id)
+            if (read[id] && p.homes[id].where == location::none) {
+                p = std::move(first);
+                break;
+            }
     }
     plan_controls(g, p);
     p.fused_leaves = static_fusion_leaves(g, p.shapes);

@@ -3,6 +3,8 @@
 #include "../arena.hpp"
 
 #include <cstring>
+#include <type_traits>
+#include <variant>
 
 namespace xtrace::plan {
 
@@ -27,7 +29,8 @@ inline std::uint64_t constant_bits(const graph::node& n) {
 } // namespace detail
 
 XTRACE_DECL home_assignment assign_homes(const graph::graph& g, std::span<const shape_t> shapes,
-                                         const view_choice& views, const partitioning& parts) {
+                                         const view_choice& views, const partitioning& parts,
+                                         const std::vector<bool>& unread) {
     const std::size_t count = g.nodes.size();
     home_assignment out;
     out.homes.assign(count, home{});
@@ -60,7 +63,8 @@ XTRACE_DECL home_assignment assign_homes(const graph::graph& g, std::span<const 
     for (graph::node_id id = 0; id < count; ++id) {
         if (views(id)) {
             out.homes[id] = {location::view, 0, 0, 0};
-        } else if (needed_outside[id] && out.homes[id].where == location::none) {
+        } else if (needed_outside[id] && out.homes[id].where == location::none &&
+                   !(id < unread.size() && unread[id])) {
             out.homes[id] = {location::temp, 0, out.temp_bytes, 0};
             out.temp_bytes += detail::round_up(static_cast<std::size_t>(num_elements(shapes[id])) *
                                                    dtype_size(g[id].type),
@@ -68,6 +72,41 @@ XTRACE_DECL home_assignment assign_homes(const graph::graph& g, std::span<const 
         }
     }
     return out;
+}
+
+XTRACE_DECL std::vector<bool> read_by_steps(const graph::graph& g, std::span<const step> steps,
+                                            const std::vector<home>& homes,
+                                            std::span<const output_copy> copies) {
+    std::vector<bool> read(g.nodes.size(), false);
+    auto reads = [&](graph::node_id id) {
+        // A view reads its source, in place: what it reads is read too.
+        for (;;) {
+            read[id] = true;
+            if (homes[id].where != location::view)
+                break;
+            id = g[id].inputs[0];
+        }
+    };
+    for (const step& s : steps) {
+        if (const auto* r = std::get_if<region>(&s)) {
+            for (graph::node_id id : r->inputs)
+                reads(id);
+        } else {
+            const graph::node_id node = std::visit(
+                [](const auto& one) -> graph::node_id {
+                    if constexpr (std::is_same_v<std::decay_t<decltype(one)>, region>)
+                        return no_node;
+                    else
+                        return one.node;
+                },
+                s);
+            for (graph::node_id id : g[node].inputs)
+                reads(id);
+        }
+    }
+    for (const output_copy& c : copies)
+        reads(c.node);
+    return read;
 }
 
 } // namespace xtrace::plan
