@@ -97,3 +97,23 @@ TEST_CASE("graphs that mix rows are not tiled, and still right") {
     auto [m, em] = both_paths(product, x);
     CHECK(close(m, em, 64, 1e-5));
 }
+
+TEST_CASE("an argument that several steps read counts toward the tile budget") {
+    // Layer norm keeps x - mean in no temp (its pieces compute it again), so its temps are a few
+    // values per row; x itself is read by three steps, and tiles keep its rows in cache.
+    const xt::xarray<float> x = random_array<float>({256, 64}), g = random_array<float>({64}),
+                            b = random_array<float>({64});
+    std::string tiled_plan, whole_plan;
+    const xt::xarray<float> tiled = with_budget(layer_norm, 4096, tiled_plan, x, g, b);
+    const xt::xarray<float> whole = with_budget(layer_norm, 0, whole_plan, x, g, b);
+    INFO(tiled_plan);
+    CHECK(tiled_plan.find("temps 3072 bytes,") != std::string::npos); // 3 values per row
+    // 4096 bytes hold 15 rows of x and temps, but a tile takes 4096 elements at least.
+    CHECK(tiled_plan.find("runs in tiles of 64 rows (of 256)") != std::string::npos);
+    CHECK(close(tiled, whole, 16, 1e-5));
+    // One step reading x once: nothing to keep between steps, whatever the size.
+    auto scaled = [](auto x, auto g) { return x * g + 1.f; };
+    const xt::xarray<float> plain = with_budget(scaled, 4096, tiled_plan, x, g);
+    CHECK(tiled_plan.find("tiles") == std::string::npos);
+    CHECK(same_bits(plain, xt::xarray<float>(x * g + 1.f)));
+}

@@ -3,8 +3,9 @@
 
 // Row tiling: when every row of every result depends only on the same row of the arguments
 // (elementwise work, reductions and products along the other dims, as in softmax, layer norm or
-// a dense layer), the plan also runs tile by tile of rows, so that a tile's intermediates stay
-// in cache between the steps that write and read them instead of going to memory whole.
+// a dense layer), the plan also runs tile by tile of rows, so that a tile's intermediates, and
+// the argument rows that several steps read, stay in cache between the steps that write and read
+// them instead of going to memory whole.
 
 #include "../config.hpp"
 #include "../core/setting_scope.hpp"
@@ -18,8 +19,8 @@
 
 namespace xtrace::plan {
 
-/// Intermediate bytes per tile that row tiling aims at by default: a tile's temporaries fit in
-/// a core's L2 cache with room for its inputs.
+/// Bytes a tile carries between its steps that row tiling aims at by default (its temporaries,
+/// and the argument rows that several steps read): they fit in a core's L2 cache.
 inline constexpr std::size_t default_row_tile_bytes = std::size_t(128) << 10;
 
 /// The calling thread's tile budget (tests lower it, to tile small tensors).

@@ -1,6 +1,8 @@
 // The runtime section of plan/row_tiles.hpp.
 
 #include <algorithm>
+#include <type_traits>
+#include <variant>
 
 namespace xtrace::plan {
 
@@ -94,13 +96,55 @@ XTRACE_DECL std::vector<char> row_indexed_args(const graph::graph& g,
     return {};
 }
 
+namespace detail {
+
+// Bytes that go from one step to a later one: the temps, and the row-indexed arguments (per
+// argument position in `indexed`) that more than one step reads (layer norm reads x for the
+// mean, the variance and the result), which a tile keeps in cache from its first read to its
+// last.
+inline std::size_t carried_bytes(const graph::graph& g, const plan& p,
+                                 const std::vector<char>& indexed) {
+    std::vector<unsigned> readers(g.nodes.size(), 0);
+    std::vector<graph::node_id> reads;
+    for (const step& s : p.steps) {
+        if (const auto* r = std::get_if<region>(&s))
+            reads = r->inputs;
+        else
+            reads = g[std::visit(
+                          [](const auto& one) -> graph::node_id {
+                              if constexpr (std::is_same_v<std::decay_t<decltype(one)>, region>)
+                                  return no_node;
+                              else
+                                  return one.node;
+                          },
+                          s)]
+                        .inputs;
+        std::sort(reads.begin(), reads.end());
+        reads.erase(std::unique(reads.begin(), reads.end()), reads.end());
+        for (graph::node_id id : reads)
+            ++readers[id];
+    }
+    std::size_t bytes = p.temp_bytes;
+    for (std::size_t i = 0; i < g.args.size(); ++i) {
+        const graph::node_id a = g.args[i];
+        if (indexed[i] && readers[a] > 1)
+            bytes += static_cast<std::size_t>(num_elements(p.shapes[a])) * dtype_size(g[a].type);
+    }
+    return bytes;
+}
+
+} // namespace detail
+
 XTRACE_DECL std::shared_ptr<const row_tiling> plan_row_tiles(const graph::graph& g, const plan& p,
                                                              std::span<const shape_t> arg_shapes) {
     const std::size_t budget = row_tile_bytes();
-    if (budget == 0 || p.bound_graph || p.temp_bytes <= budget)
+    if (budget == 0 || p.bound_graph)
         return nullptr;
     std::vector<char> indexed = row_indexed_args(g, p.shapes);
     if (indexed.empty())
+        return nullptr;
+    const std::size_t carried = detail::carried_bytes(g, p, indexed);
+    if (carried <= budget)
         return nullptr;
     const dim_t rows = p.shapes[g.outputs[0]][0];
     // Rows whose intermediates fill the budget, and enough elements per tile that running a
@@ -108,7 +152,7 @@ XTRACE_DECL std::shared_ptr<const row_tiling> plan_row_tiles(const graph::graph&
     std::size_t out_elements = 0;
     for (graph::node_id o : g.outputs)
         out_elements += static_cast<std::size_t>(num_elements(p.shapes[o]));
-    const std::size_t per_row_bytes = std::max<std::size_t>(p.temp_bytes / rows, 1);
+    const std::size_t per_row_bytes = std::max<std::size_t>(carried / rows, 1);
     const std::size_t per_row_elements = std::max<std::size_t>(out_elements / rows, 1);
     std::size_t least =
         (std::min<std::size_t>(4096, budget) + per_row_elements - 1) / per_row_elements;
