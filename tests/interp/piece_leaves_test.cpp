@@ -27,13 +27,6 @@ auto layer_norm = [](auto x, auto gamma, auto beta) {
 
 constexpr std::size_t never = std::numeric_limits<std::size_t>::max();
 
-std::size_t count_of(const std::string& text, const std::string& what) {
-    std::size_t n = 0;
-    for (auto at = text.find(what); at != std::string::npos; at = text.find(what, at + 1))
-        ++n;
-    return n;
-}
-
 template <class T>
 xt::xarray<T> layer_norm_by_hand(const xt::xarray<T>& x, const xt::xarray<T>& gamma,
                                  const xt::xarray<T>& beta) {

@@ -3,11 +3,11 @@
 // order, so they must give what the interpreter gives op by op, bit for bit, on every shape.
 
 #include "support/eager_scope.hpp"
+#include "support/plans.hpp"
 #include "support/testing.hpp"
 
 #include <xtrace/ext/xtensor_extras.hpp>
 
-#include <cstring>
 #include <string>
 
 using namespace xtrace::testing;
@@ -27,19 +27,6 @@ auto chain(const V& v, const X& x, const Y& y) {
         else
             return next;
     }
-}
-
-template <class T>
-bool same_bits(const xt::xarray<T>& a, const xt::xarray<T>& b) {
-    return a.shape() == b.shape() &&
-           (a.size() == 0 || std::memcmp(a.data(), b.data(), a.size() * sizeof(T)) == 0);
-}
-
-std::size_t count_of(const std::string& text, const std::string& what) {
-    std::size_t n = 0;
-    for (auto at = text.find(what); at != std::string::npos; at = text.find(what, at + 1))
-        ++n;
-    return n;
 }
 
 template <class F>

@@ -2,7 +2,8 @@
 #define XTRACE_TESTS_SUPPORT_PLANS_HPP
 
 // Comparing plans made under different tuning settings: a function traced afresh under a
-// setting, its result and its plan's text, and whether two results have the same bits.
+// setting, its result and its plan's text, what that text says how often, and whether two
+// results have the same bits.
 
 #include "testing.hpp"
 
@@ -11,6 +12,14 @@
 #include <vector>
 
 namespace xtrace::testing {
+
+/// How many times `what` occurs in `text` (a plan's text, say).
+inline std::size_t count_of(const std::string& text, const std::string& what) {
+    std::size_t n = 0;
+    for (auto at = text.find(what); at != std::string::npos; at = text.find(what, at + 1))
+        ++n;
+    return n;
+}
 
 /// True when a and b have one shape and the same bytes.
 template <class T>
