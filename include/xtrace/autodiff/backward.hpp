@@ -157,11 +157,16 @@ private:
         for (T_id id = 0; id <= y; ++id) {
             const graph::node& n = r_.at(id);
             for (const target& t : targets)
-                if (t.var && n.op == op_kind::read_variable && n.var == t.var)
+                if (t.var && is_read_of(n, t.var))
                     relevant_[id] = true;
             for (T_id in : n.inputs)
                 if (relevant_[in])
                     relevant_[id] = true;
+            if (n.custom_gradient) // its rule's inputs, whatever its value was computed from
+                if (const auto* found = r_.builder().custom_gradient(id))
+                    for (T_id in : found->second)
+                        if (in <= y && relevant_[in])
+                            relevant_[id] = true;
             for (const auto& body : n.bodies) // a target variable read inside control flow
                 for (const target& t : targets)
                     if (t.var && reads(*body, t.var))
@@ -183,7 +188,7 @@ private:
         std::optional<graph::node_id> any_read;
         for (T_id id = 0; id <= y; ++id) {
             const graph::node& n = r_.at(id);
-            if (n.op != op_kind::read_variable || n.var != var)
+            if (!is_read_of(n, var))
                 continue;
             any_read = id;
             if (adjoint_[id])
@@ -239,10 +244,18 @@ private:
         }
     }
 
+    // True when node n reads variable `var`, or a copy of it that a read outside any trace
+    // (a function running eagerly, plain code) took.
+    static bool is_read_of(const graph::node& n,
+                           const std::shared_ptr<graph::variable_storage>& var) {
+        return n.op == op_kind::read_variable &&
+               (n.var == var || (n.var && n.var->copy_of.lock() == var));
+    }
+
     // True when graph g, or a subgraph of it, reads variable `var`.
     static bool reads(const graph::graph& g, const std::shared_ptr<graph::variable_storage>& var) {
         for (const graph::node& n : g.nodes) {
-            if (n.op == op_kind::read_variable && n.var == var)
+            if (is_read_of(n, var))
                 return true;
             for (const auto& body : n.bodies)
                 if (reads(*body, var))

@@ -9,6 +9,7 @@
 
 #include "../core/spec.hpp"
 #include "../eager/evaluate.hpp"
+#include "../eager/tape.hpp"
 #include "../interp/kernel_choice.hpp"
 #include "../ops/host_function.hpp"
 #include "../ops/tensor_like.hpp"
@@ -88,6 +89,69 @@ std::vector<graph::node_id> run_backward(trace::builder& b, graph::node_id y, gr
 }
 
 template <class Y, class D, class... Xs>
+auto gradients_of(const Y& y, const D* dy, const Xs&... xs);
+
+// A gradient target as a tensor of `tape` (a variable as it is); one the tape did not record
+// cannot be what y was computed from.
+template <class X>
+auto tape_target(const std::shared_ptr<trace::builder>& tape, const X& x, std::size_t position) {
+    if constexpr (is_variable<X>::value) {
+        return x;
+    } else {
+        const bool recorded = [&] {
+            if constexpr (eager_tensor_type<X>)
+                return x.tape() == tape;
+            else
+                return x.builder() == tape;
+        }();
+        if (!recorded)
+            throw tracing_error("xtrace::gradients: target " + std::to_string(position) +
+                                " was not computed while this function ran eagerly (its tape "
+                                "records the function's arguments, variable reads and every op "
+                                "on them); differentiate with respect to those");
+        return on_tape(tape, x);
+    }
+}
+
+// gradients under run_functions_eagerly(true): the same backward pass over the ops the call's
+// tape recorded, its results computed now (and recorded too, so they can be differentiated
+// again).
+template <class Y, class D, class... Xs>
+auto eager_gradients(const Y& y, const D* dy, const Xs&... xs) {
+    const auto& tape = active_tape();
+    const bool recorded = [&] {
+        if constexpr (eager_tensor_type<Y>)
+            return tape && y.tape() == tape;
+        else
+            return tape && y.builder() == tape;
+    }();
+    if (!recorded)
+        throw tracing_error("xtrace::gradients: y is an eager value computed outside any "
+                            "function (or outside the one running eagerly now); gradients are "
+                            "taken of code that xtrace::function runs, traced or eagerly");
+    const auto sy = on_tape(tape, y);
+    const auto targets = [&]<std::size_t... K>(std::index_sequence<K...>) {
+        const auto all = std::forward_as_tuple(xs...);
+        return std::tuple(tape_target(tape, std::get<K>(all), K)...);
+    }
+    (std::index_sequence_for<Xs...>{});
+    const auto symbolic_gradients = std::apply(
+        [&](const auto&... t) {
+            if (dy) {
+                const auto sd = on_tape(tape, *dy);
+                return gradients_of(sy, &sd, t...);
+            }
+            return gradients_of(sy, static_cast<const decltype(sy)*>(nullptr), t...);
+        },
+        targets);
+    if constexpr (sizeof...(Xs) == 1)
+        return to_eager(symbolic_gradients);
+    else
+        return std::apply([](const auto&... g) { return std::tuple(to_eager(g)...); },
+                          symbolic_gradients);
+}
+
+template <class Y, class D, class... Xs>
 auto gradients_of(const Y& y, const D* dy, const Xs&... xs) {
     static_assert(tensor_like<Y>, "xtrace::gradients: y must be a tensor");
     static_assert(std::is_floating_point_v<value_of_t<Y>>,
@@ -96,16 +160,7 @@ auto gradients_of(const Y& y, const D* dy, const Xs&... xs) {
                                      "respect to: gradients(y, x, ...)");
     (check_gradient_target<Xs>(), ...);
     if constexpr (!symbolic_tensor<Y> || (eager_tensor_type<Xs> || ...)) {
-        // Eager values carry no record of how they were computed.
-        throw tracing_error("xtrace::gradients: y is an eager value (the function runs eagerly, "
-                            "or y was computed outside a traced lambda); gradients are taken "
-                            "of traced code: call it inside xtrace::function with "
-                            "run_functions_eagerly(false)");
-        if constexpr (sizeof...(Xs) == 1)
-            return eager_tensor<typename gradient_value<Xs>::type...>({});
-        else
-            return std::tuple<eager_tensor<typename gradient_value<Xs>::type>...>(
-                eager_tensor<typename gradient_value<Xs>::type>({})...);
+        return eager_gradients(y, dy, xs...);
     } else {
         const auto b = expr::target_trace(y);
         b->check_open("gradients", y.id());
@@ -181,7 +236,8 @@ auto stop_gradient(const X& x) {
                                                std::span(&in, 1),
                                                interp::elementwise_kernels<op::cast<T>, T, T>()));
     } else {
-        return x;
+        return detail::taped(
+            x, [](const auto& s) { return erased<T>(stop_gradient(s)); }, x);
     }
 }
 
@@ -233,7 +289,21 @@ auto custom_gradient(Forward forward, Backward backward) {
         auto y = forward(xs...);
         using Y = decltype(y);
         if constexpr (!symbolic_tensor<Y> || !(symbolic_tensor<decltype(xs)> && ...)) {
-            return y; // eager: forward's value
+            // Eager: forward's value, which the active tape (if any) records as having the
+            // rule's gradient rather than forward's ops'.
+            if constexpr (eager_tensor_type<Y>) {
+                if (const auto& tape = detail::active_tape()) {
+                    using T = detail::value_of_t<Y>;
+                    std::vector<graph::node_id> inputs{detail::on_tape(tape, xs).id()...};
+                    auto rule = std::make_shared<detail::typed_gradient_rule<
+                        Backward, T, detail::value_of_t<decltype(xs)>...>>(backward);
+                    y.record_on(tape, tape->add_custom_gradient(
+                                          detail::on_tape(tape, y).id(), std::move(inputs),
+                                          std::move(rule),
+                                          interp::elementwise_kernels<op::cast<T>, T, T>()));
+                }
+            }
+            return y;
         } else {
             using T = detail::value_of_t<Y>;
             const auto b = expr::target_trace(y);
@@ -295,17 +365,20 @@ namespace detail {
 // functions run eagerly.
 template <class A>
 auto deferred_arg(const A& a) {
-    if constexpr (eager_tensor_type<A>)
+    if constexpr (eager_tensor_type<A>) {
+        if (a.tape() && a.tape() == active_tape()) // the tape's own node: gradients compose
+            return erased<value_of_t<A>>(a.tape(), a.tape_node());
         return snapshot<value_of_t<A>>(a.value());
-    else
+    } else {
         return a;
+    }
 }
 
 // A result of the deferred computation as an eager tensor (tuples element by element).
 template <class R>
 auto to_eager_result(const R& r) {
     if constexpr (symbolic_tensor<R>)
-        return eager_tensor<value_of_t<R>>(evaluate(r));
+        return to_eager(r);
     else
         return std::apply([](const auto&... x) { return std::tuple(to_eager_result(x)...); }, r);
 }

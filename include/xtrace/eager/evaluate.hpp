@@ -18,8 +18,12 @@
 
 namespace xtrace::detail {
 
-/// This thread's deferred builder.
+/// This thread's deferred builder: the active tape while a function runs eagerly (see
+/// eager/tape.hpp), else one shared by the thread's variable reads.
 XTRACE_DECL std::shared_ptr<trace::builder> deferred_trace();
+
+/// This thread's tape while a function runs eagerly, else null.
+XTRACE_DECL std::shared_ptr<trace::builder>& active_tape() noexcept;
 
 /// True on this thread while xtrace::grad or value_and_grad records a function on deferred
 /// tensors (under run_functions_eagerly): a while_loop or scan on them is then recorded as a
@@ -44,31 +48,51 @@ XTRACE_DECL void evaluate_deferred(const trace::builder& b, graph::node_id id,
                                    void* (*allocate)(void* context, const shape_t& shape),
                                    void* context);
 
-/// A deferred symbolic tensor holding a copy of `storage`'s value now.
+/// A deferred symbolic tensor of builder `b` holding a copy of `storage`'s value now.
 template <class T>
-erased<T> snapshot(const graph::variable_storage& storage) {
+erased<T> snapshot(const graph::variable_storage& storage,
+                   const std::shared_ptr<trace::builder>& b) {
     auto copy = std::make_shared<graph::variable_storage>();
     copy->name = storage.name;
     copy->type = storage.type;
     copy->shape = storage.shape;
+    copy->copy_of = storage.copy_of;
     {
         const std::lock_guard lock(storage.mutex);
         copy->bytes = storage.bytes;
     }
-    const auto b = deferred_trace();
     return erased<T>(b, b->add_read_variable(std::move(copy)));
 }
 
-/// A deferred symbolic tensor holding `value`.
+/// A deferred symbolic tensor holding a copy of variable `var`'s value now (a read of it, to
+/// gradients).
 template <class T>
-erased<T> snapshot(const xt::xarray<T>& value) {
+erased<T> snapshot(const std::shared_ptr<graph::variable_storage>& var) {
+    const auto b = deferred_trace();
+    auto copy = std::make_shared<graph::variable_storage>();
+    copy->name = var->name;
+    copy->type = var->type;
+    copy->shape = var->shape;
+    copy->copy_of = var;
+    {
+        const std::lock_guard lock(var->mutex);
+        copy->bytes = var->bytes;
+    }
+    return erased<T>(b, b->add_read_variable(std::move(copy)));
+}
+
+/// A deferred symbolic tensor of builder `b` (the thread's deferred builder by default)
+/// holding `value`.
+template <class T>
+erased<T> snapshot(const xt::xarray<T>& value,
+                   const std::shared_ptr<trace::builder>& b = deferred_trace()) {
     graph::variable_storage s;
     s.type = dtype_of_v<T>;
     s.shape.assign(value.shape().begin(), value.shape().end());
     s.bytes.resize(value.size() * sizeof(T));
     if (value.size() > 0)
         std::memcpy(s.bytes.data(), value.data(), s.bytes.size());
-    return snapshot<T>(s);
+    return snapshot<T>(s, b);
 }
 
 /// The value of a deferred symbolic tensor, computed now; a tensor of a trace being recorded has
@@ -91,13 +115,18 @@ xt::xarray<T> evaluate(const symbolic<T>& x) {
     return out;
 }
 
-/// x as an eager tensor (symbolic ones evaluated); scalars unchanged.
+/// x as an eager tensor (symbolic ones evaluated, and kept as the same node when they are the
+/// active tape's); scalars unchanged.
 template <class X>
 decltype(auto) to_eager(const X& x) {
-    if constexpr (symbolic_tensor<X>)
-        return eager_tensor<typename X::value_type>(evaluate(x));
-    else
+    if constexpr (symbolic_tensor<X>) {
+        eager_tensor<typename X::value_type> r(evaluate(x));
+        if (x.builder() == active_tape())
+            r.record_on(x.builder(), x.id());
+        return r;
+    } else {
         return (x);
+    }
 }
 
 /// True when x is a symbolic tensor outside any trace (a variable read in eager code).
@@ -115,7 +144,14 @@ bool is_deferred(const X& x) {
 
 namespace xtrace::detail {
 
+XTRACE_DECL std::shared_ptr<trace::builder>& active_tape() noexcept {
+    thread_local std::shared_ptr<trace::builder> tape;
+    return tape;
+}
+
 XTRACE_DECL std::shared_ptr<trace::builder> deferred_trace() {
+    if (const auto& tape = active_tape())
+        return tape;
     thread_local std::weak_ptr<trace::builder> current;
     auto b = current.lock();
     if (!b) {

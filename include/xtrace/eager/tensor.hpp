@@ -13,9 +13,15 @@
 
 namespace xtrace {
 
+namespace trace {
+class builder;
+}
+
 namespace detail {
-/// What every eager tensor holds, whatever its element type: its shared value. Copies and
-/// destruction are out of line when the runtime is compiled separately (see symbolic_base).
+/// What every eager tensor holds, whatever its element type: its shared value and, while a
+/// function runs eagerly, where its tape recorded how it was computed (see eager/tape.hpp).
+/// Copies and destruction are out of line when the runtime is compiled separately (see
+/// symbolic_base).
 class eager_base {
 public:
     explicit eager_base(std::shared_ptr<const void> v) noexcept : v_(std::move(v)) {}
@@ -25,11 +31,23 @@ public:
     eager_base& operator=(eager_base&& other) noexcept;
     ~eager_base();
 
+    /// The tape that recorded this value, or null: a deferred builder (see eager/tape.hpp).
+    const std::shared_ptr<trace::builder>& tape() const noexcept { return tape_; }
+    /// The tape's node for this value (meaningful when tape() is set).
+    std::uint32_t tape_node() const noexcept { return node_; }
+    /// Marks this value as node `node` of `tape`.
+    void record_on(std::shared_ptr<trace::builder> tape, std::uint32_t node) noexcept {
+        tape_ = std::move(tape);
+        node_ = node;
+    }
+
 protected:
     const void* get() const noexcept { return v_.get(); }
 
 private:
     std::shared_ptr<const void> v_;
+    std::shared_ptr<trace::builder> tape_;
+    std::uint32_t node_ = 0;
 };
 } // namespace detail
 

@@ -6,7 +6,7 @@
 
 #include "../core/error.hpp"
 #include "../core/spec.hpp"
-#include "../eager/tensor.hpp"
+#include "../eager/tape.hpp"
 #include "../expr/node.hpp"
 #include "../interp/execute.hpp"
 #include "../ops/variable.hpp"
@@ -152,11 +152,12 @@ variable<T> variable_stand_in(const variable<T>& like, std::size_t position) {
 template <std::size_t I, class A>
 using symbolic_param_t = typename params<I, A>::symbolic;
 
-/// Argument I for the eager lambda.
+/// Argument I for the eager lambda: a copy of its value, a leaf of the active tape.
 template <class A>
 decltype(auto) eager_param(const A& a) {
     if constexpr (tensor_argument<A>)
-        return eager_tensor<tensor_element_t<A>>(xt::xarray<tensor_element_t<A>>(a));
+        return detail::tape_leaf(
+            eager_tensor<tensor_element_t<A>>(xt::xarray<tensor_element_t<A>>(a)));
     else
         return (a);
 }

@@ -12,7 +12,8 @@ inline std::atomic<bool>& run_eagerly_flag() noexcept {
 }
 } // namespace function_detail
 
-/// When on, every traced function runs its lambda eagerly on xtensor values (for debugging).
+/// When on, every traced function runs its lambda eagerly on xtensor values (for debugging),
+/// each call keeping a tape of its ops so that gradients work there too (eager/tape.hpp).
 inline void run_functions_eagerly(bool on) noexcept {
     function_detail::run_eagerly_flag().store(on, std::memory_order_relaxed);
 }

@@ -5,6 +5,7 @@
 // cached graph. Called with symbolic tensors (from inside another trace) it is inlined; called
 // with eager tensors, or while functions run eagerly, it just runs the lambda.
 
+#include "../eager/tape.hpp"
 #include "cache.hpp"
 #include "call_frame.hpp"
 #include "call_result.hpp"
@@ -58,9 +59,11 @@ public:
         } else {
             using traced = graph_type<Args...>;
             using result = typename function_detail::outputs_of<traced>::result;
-            if (functions_run_eagerly())
+            if (functions_run_eagerly()) {
+                const detail::tape_scope tape; // what gradients of eager values differentiate
                 return result(
                     function_detail::eager_result((*fn_)(function_detail::eager_param(args)...)));
+            }
             return call<traced>(args...);
         }
     }
@@ -178,8 +181,11 @@ private:
                     std::apply([](const auto&... xs) { return std::tuple(erase(xs)...); }, r)));
         }
         using result = typename outputs::result;
-        result values = functions_run_eagerly() ? result(function_detail::eager_result((*fn_)()))
-                                                : call<Traced>();
+        const auto eager = [&] {
+            const detail::tape_scope tape;
+            return result(function_detail::eager_result((*fn_)()));
+        };
+        result values = functions_run_eagerly() ? eager() : call<Traced>();
         if constexpr (outputs::single)
             return unwrap(wrap(std::tuple(std::move(values))));
         else

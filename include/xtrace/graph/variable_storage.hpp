@@ -9,6 +9,7 @@
 #include "../core/shape.hpp"
 
 #include <cstddef>
+#include <memory>
 #include <mutex>
 #include <string>
 #include <vector>
@@ -29,6 +30,9 @@ struct variable_storage {
     /// argument number `argument` of a traced call: graphs read and assign that call's variable
     /// where they name this storage.
     std::int64_t argument = -1;
+    /// For a copy read while no trace is recorded (see eager/evaluate.hpp): the variable it
+    /// copies, so that gradients with respect to that variable find the read.
+    std::weak_ptr<const variable_storage> copy_of;
 
     /// "variable 'w'" or "a variable", for messages.
     std::string describe() const { return name.empty() ? "a variable" : "variable '" + name + "'"; }

@@ -5,6 +5,7 @@
 // weak scalars, the op's domain), then records a node while tracing or computes now when eager.
 
 #include "../eager/apply.hpp"
+#include "../eager/tape.hpp"
 #include "../interp/kernel_choice.hpp"
 #include "tensor_like.hpp"
 
@@ -95,7 +96,9 @@ auto apply(const Xs&... xs) {
     if constexpr (records_v<Xs...>)
         return make_node<Op>(lift<T, Op>(first_tensor(xs...), xs)...);
     else
-        return apply_eager<Op, R, T>(to_eager(xs)...);
+        return taped(
+            apply_eager<Op, R, T>(to_eager(xs)...),
+            [](const auto&... s) { return erased<R>(apply<Op, R, T>(s...)); }, xs...);
 }
 
 // An elementwise op whose operands all share one dtype T.

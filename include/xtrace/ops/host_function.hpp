@@ -8,6 +8,7 @@
 #include "../core/error.hpp"
 #include "../core/spec.hpp"
 #include "../eager/dry_run.hpp"
+#include "../eager/tape.hpp"
 #include "../interp/gather.hpp"
 #include "tensor_like.hpp"
 
@@ -90,6 +91,26 @@ xt::xarray<R> call_host_now(F& fn, const typed_spec<R>& spec, const Xs&... xs) {
     return r;
 }
 
+/// A host function node of trace `b` over `xs` that calls fn when it runs.
+template <class R, class... Ts, class F, class... Xs>
+erased<R> record_host_call(const std::shared_ptr<trace::builder>& b, F fn,
+                           const typed_spec<R>& spec, const Xs&... xs) {
+    const std::array<graph::node_id, sizeof...(Xs)> ids{b->import(xs.builder().get(), xs.id())...};
+    auto call = std::make_shared<const host_call_impl<F, R, Ts...>>(std::move(fn), spec);
+    return erased<R>(b, b->add_host_function(dtype_of_v<R>, spec.dims, ids, call));
+}
+
+/// `value`, which a host function computed from xs (symbolic tensors of the active tape), as a
+/// host function node of the tape that gives it again: the node stands where the call was
+/// (the tape's gradients refuse it, as a trace's do), and never calls the function twice.
+template <class... Ts, class R, class... Xs>
+erased<R> replay_on_tape(const xt::xarray<R>& value, const Xs&... xs) {
+    const auto replay = [value](const auto&...) { return value; };
+    return record_host_call<R, Ts...>(
+        active_tape(), replay, xtrace::spec<R>(shape_t(value.shape().begin(), value.shape().end())),
+        xs...);
+}
+
 } // namespace detail
 
 /// Runs `fn(const xt::xarray<T>&...)` on the concrete values of `xs` when the graph runs, and
@@ -103,20 +124,23 @@ auto host_function(F fn, const typed_spec<R>& spec, const Xs&... xs) {
                   "xtrace::host_function: fn must return xt::xarray<R> for a spec<R>");
     static_assert(sizeof...(Xs) > 0, "xtrace::host_function: pass at least one tensor");
     if constexpr (detail::records_v<Xs...>) {
-        if (!(detail::is_deferred(xs) || ...)) {
-            const auto b = expr::target_trace(xs...);
-            const std::array<graph::node_id, sizeof...(Xs)> ids{
-                b->import(xs.builder().get(), xs.id())...};
-            auto call =
-                std::make_shared<const detail::host_call_impl<F, R, typename Xs::value_type...>>(
-                    std::move(fn), spec);
-            const auto id = b->add_host_function(dtype_of_v<R>, spec.dims, ids, call);
-            return erased<R>(b, id);
-        }
+        if (!(detail::is_deferred(xs) || ...))
+            return detail::record_host_call<R, typename Xs::value_type...>(
+                expr::target_trace(xs...), std::move(fn), spec, xs...);
         // Variable reads outside a trace: the callback runs now.
+        const auto& tape = detail::active_tape();
+        if (tape && ((xs.builder() == tape) && ...))
+            return detail::replay_on_tape<typename Xs::value_type...>(
+                detail::call_host_now<R>(fn, spec, xs...), xs...);
         return detail::snapshot<R>(detail::call_host_now<R>(fn, spec, xs...));
     } else {
-        return eager_tensor<R>(detail::call_host_now<R>(fn, spec, xs...));
+        eager_tensor<R> r(detail::call_host_now<R>(fn, spec, xs...));
+        return detail::taped(
+            r,
+            [&](const auto&... s) {
+                return detail::replay_on_tape<typename Xs::value_type...>(r.value(), s...);
+            },
+            xs...);
     }
 }
 

@@ -18,7 +18,9 @@ auto matmul(const A& a, const B& b) {
     if constexpr (detail::records_v<A, B>)
         return expr::make_matmul(a, b, interp::matmul_kernels<T>());
     else
-        return eager::matmul(detail::to_eager(a), detail::to_eager(b));
+        return detail::taped(
+            eager::matmul(detail::to_eager(a), detail::to_eager(b)),
+            [](const auto& x, const auto& y) { return erased<T>(matmul(x, y)); }, a, b);
 }
 
 } // namespace xtrace

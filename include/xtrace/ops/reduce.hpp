@@ -6,6 +6,7 @@
 
 #include "../config.hpp"
 #include "../eager/apply.hpp"
+#include "../eager/tape.hpp"
 #include "../graph/shape_inference.hpp"
 #include "../interp/kernel_choice.hpp"
 #include "tensor_like.hpp"
@@ -44,7 +45,9 @@ auto reduction(const X& x, std::optional<std::vector<std::int64_t>> axes, bool k
         return expr::make_reduction<Op>(x, std::move(list), keep,
                                         interp::reduction_kernels<Op, T>());
     else
-        return eager::reduce<Op>(x, std::move(list), keep);
+        return taped(
+            eager::reduce<Op>(x, list, keep),
+            [&](const auto& s) { return erased<T>(reduction<Op>(s, list, keep)); }, x);
 }
 
 } // namespace detail

@@ -8,9 +8,14 @@
 
 #include "../config.hpp"
 #include "../eager/dry_run.hpp"
+#include "../eager/tape.hpp"
+#include "elementwise.hpp"
+#include "reduce.hpp"
+#include "shape.hpp"
 #include "while_loop.hpp"
 
 #include <algorithm>
+#include <optional>
 #include <string>
 #include <tuple>
 #include <type_traits>
@@ -94,6 +99,61 @@ slice_t<X> make_slice(const xt::xarray<T>& row) {
     else
         return eager_tensor<T>(row);
 }
+
+/// A bool tensor of shape [length, 1, ...] (rank dims), true in row i only.
+inline xt::xarray<bool> row_mask(std::int64_t length, std::size_t rank, std::int64_t i) {
+    std::vector<std::size_t> shape(rank, 1);
+    shape[0] = static_cast<std::size_t>(length);
+    auto m = xt::xarray<bool>::from_shape(shape);
+    std::fill(m.begin(), m.end(), false);
+    m.data()[i] = true;
+    return m;
+}
+
+// What the active tape records of a scan run now (by a function running eagerly). A row of a
+// scanned tensor, and the stacked per-step outputs, are ops the graph has no node for; their
+// links (see linked) are written with where: row i of x is sum(where(row i, x, 0)) over the
+// leading dim, the stack the sum over the steps of where(row i, output i, 0). Both are exactly
+// the values they stand for (a product with a one-hot would make 0 * inf a NaN), and their
+// gradients are the slicing's and the stacking's. Integer and bool values are not recorded.
+template <class T>
+struct scan_tape {
+    std::shared_ptr<trace::builder> tape =
+        std::is_floating_point_v<T> ? active_tape() : nullptr; ///< null: nothing is recorded
+
+    /// Row i (of `length`) of x (a tensor of the tape), whose value is `row`, as the tape's.
+    template <class X>
+    erased<T> row(const xt::xarray<T>& row, const X& x, std::int64_t i, std::int64_t length) const {
+        const auto m = snapshot<bool>(row_mask(length, row.dimension() + 1, i), tape);
+        return linked(row, erased<T>(xtrace::sum(xtrace::where(m, on_tape(tape, x), T(0)), {0})));
+    }
+
+    /// Keeps per-step output `out` for the stack.
+    template <class Y>
+    void add(const Y& out) {
+        if constexpr (std::is_floating_point_v<T>)
+            if (tape)
+                steps.push_back(on_tape(tape, out));
+    }
+
+    /// The steps' outputs stacked, whose value is `stacked`, as the tape's; nothing when no
+    /// step ran (the empty stack depends on nothing).
+    std::optional<erased<T>> stack(const xt::xarray<T>& stacked) const {
+        if (!tape || steps.empty())
+            return std::nullopt;
+        const auto length = static_cast<std::int64_t>(steps.size());
+        std::optional<erased<T>> sum;
+        for (std::int64_t i = 0; i < length; ++i) {
+            const auto& step = steps[static_cast<std::size_t>(i)];
+            const auto m = snapshot<bool>(row_mask(length, stacked.dimension(), i), tape);
+            const erased<T> placed = xtrace::where(m, xtrace::expand_dims(step, 0), T(0));
+            sum = sum ? erased<T>(*sum + placed) : placed;
+        }
+        return linked(stacked, *sum);
+    }
+
+    std::vector<erased<T>> steps; ///< the per-step outputs, as the tape's
+};
 
 /// The element types of a tuple of tensors.
 template <class Tuple>
@@ -199,6 +259,43 @@ struct stacked_rows {
     }
 };
 
+// Row i (of `length`) of scanned tensor x, whose value is `row`, as fn sees it: on the tape
+// of a function running eagerly, recorded as a row of x.
+template <class X, class T>
+slice_t<X> slice_of(const scan_tape<T>& t, const xt::xarray<T>& row, const X& x, std::int64_t i,
+                    std::int64_t length) {
+    if constexpr (std::is_floating_point_v<T>) {
+        if (t.tape) {
+            const erased<T> r = t.row(row, x, i, length);
+            if constexpr (symbolic_tensor<X>) {
+                return r;
+            } else {
+                eager_tensor<T> e(row);
+                e.record_on(t.tape, r.id());
+                return e;
+            }
+        }
+    }
+    return make_slice<X>(row);
+}
+
+// A stacked per-step output, as the scan returns it (symbolic, or eager), recorded on the tape
+// of a function running eagerly.
+template <bool Symbolic, class T>
+auto stacked_result(const xt::xarray<T>& value, const scan_tape<T>& t) {
+    std::optional<erased<T>> recorded;
+    if constexpr (std::is_floating_point_v<T>)
+        recorded = t.stack(value);
+    if constexpr (Symbolic) {
+        return recorded ? *recorded : snapshot(value);
+    } else {
+        eager_tensor<T> e(value);
+        if (recorded)
+            e.record_on(t.tape, recorded->id());
+        return e;
+    }
+}
+
 // A slice of `shape` filled with ones: what a dry run of fn reads.
 template <class T>
 xt::xarray<T> placeholder_slice(const shape_t& shape) {
@@ -231,12 +328,19 @@ auto run_scan(Fn& fn, const std::tuple<Cs...>& init, const std::tuple<Xs...>& xs
         return std::tuple<stacked_rows<std::tuple_element_t<carried + K, out_types>>...>{};
     }
     (std::make_index_sequence<outputs - carried>{});
+    auto stack_tapes = [&]<std::size_t... K>(std::index_sequence<K...>) {
+        return std::tuple<scan_tape<std::tuple_element_t<carried + K, out_types>>...>{};
+    }
+    (std::make_index_sequence<outputs - carried>{});
+    const std::tuple<scan_tape<value_of_t<Xs>>...> row_tapes;
     for (std::int64_t step = 0; step < length; ++step) {
         const auto i = static_cast<std::size_t>(step);
         auto next = [&]<std::size_t... C, std::size_t... X>(std::index_sequence<C...>,
                                                             std::index_sequence<X...>) {
             return results_of<R>::as_tuple(
-                fn(std::get<C>(vars)..., make_slice<Xs>(leading_slice(std::get<X>(values), i))...));
+                fn(std::get<C>(vars)...,
+                   slice_of<Xs>(std::get<X>(row_tapes), leading_slice(std::get<X>(values), i),
+                                std::get<X>(xs), step, length)...));
         }
         (std::index_sequence_for<Cs...>{}, std::index_sequence_for<Xs...>{});
         [&]<std::size_t... C>(std::index_sequence<C...>) {
@@ -248,6 +352,7 @@ auto run_scan(Fn& fn, const std::tuple<Cs...>& init, const std::tuple<Xs...>& xs
         [&]<std::size_t... K>(std::index_sequence<K...>) {
             (std::get<K>(stacks).add(to_eager(std::get<carried + K>(next)).value(), carried + K),
              ...);
+            (std::get<K>(stack_tapes).add(std::get<carried + K>(next)), ...);
         }
         (std::make_index_sequence<outputs - carried>{});
     }
@@ -275,16 +380,10 @@ auto run_scan(Fn& fn, const std::tuple<Cs...>& init, const std::tuple<Xs...>& xs
         }
     }
     return unwrap_single(std::tuple_cat(
-        std::move(vars),
-        std::apply(
-            [](const auto&... s) {
-                if constexpr (Symbolic)
-                    return std::tuple(snapshot(s.stack())...);
-                else
-                    return std::tuple(
-                        eager_tensor<typename std::decay_t<decltype(s)>::value_type>(s.stack())...);
-            },
-            stacks)));
+        std::move(vars), [&]<std::size_t... K>(std::index_sequence<K...>) {
+            return std::tuple(
+                stacked_result<Symbolic>(std::get<K>(stacks).stack(), std::get<K>(stack_tapes))...);
+        }(std::make_index_sequence<outputs - carried>{})));
 }
 
 template <class Fn, class... Cs, class... Xs>

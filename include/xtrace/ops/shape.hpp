@@ -5,6 +5,7 @@
 // expand_dims, squeeze, broadcast_to; reshape of a contiguous intermediate) and copies otherwise.
 
 #include "../eager/apply.hpp"
+#include "../eager/tape.hpp"
 #include "tensor_like.hpp"
 
 #include <cstdint>
@@ -18,7 +19,10 @@ auto shape_op(const X& x, std::vector<std::int64_t> attrs) {
     if constexpr (symbolic_tensor<X>)
         return expr::make_shape_op<Op>(x, std::move(attrs));
     else
-        return eager::shape_op<Op>(x, std::move(attrs));
+        return taped(
+            eager::shape_op<Op>(x, attrs),
+            [&](const auto& s) { return erased<typename X::value_type>(shape_op<Op>(s, attrs)); },
+            x);
 }
 } // namespace detail
 

@@ -99,7 +99,7 @@ public:
     erased<T> read() const {
         if (trace::builder* b = trace::current())
             return erased<T>(b->shared_from_this(), b->add_read_variable(s_));
-        return detail::snapshot<T>(*s_);
+        return detail::snapshot<T>(s_);
     }
 
     /// Sets the value (same shape): while tracing, on every call at this point of the program;

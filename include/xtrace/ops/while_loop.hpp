@@ -6,6 +6,7 @@
 // The body keeps every loop variable's dtype (checked at compile time) and shape.
 
 #include "../config.hpp"
+#include "../eager/tape.hpp"
 #include "cond.hpp"
 
 #include <array>
@@ -75,14 +76,17 @@ using loop_var_t = std::conditional_t<eager_tensor_type<X>, X, erased<value_of_t
 
 // y as loop variable type V; a symbolic value (a variable read outside a trace) is computed now,
 // so each iteration starts from values rather than from a growing graph.
+// On the tape of a function running eagerly, the new value stays linked to what it was
+// computed from, so that gradients flow through the loop (see linked).
 template <class V, class Y>
 V to_loop_var(const Y& y) {
     if constexpr (eager_tensor_type<V>)
         return V(to_eager(y));
     else if constexpr (eager_tensor_type<Y>)
-        return snapshot(y.value());
+        return y.tape() ? checkpoint(erased<value_of_t<Y>>(y.tape(), y.tape_node()))
+                        : snapshot(y.value());
     else
-        return snapshot(evaluate(y));
+        return checkpoint(erased<value_of_t<Y>>(y));
 }
 
 template <class C, class B, class... Xs>
