@@ -72,3 +72,17 @@ TEST_CASE("softmax and logsumexp, built from primitives, differentiate through t
     check_gradients([](auto a, auto v) { return xtrace::sum(xtrace::softmax(a, -1) * v); }, x, w);
     check_gradients([](auto a) { return xtrace::sum(xtrace::logsumexp(a, 1)); }, x);
 }
+
+TEST_CASE("a reduction of unknown rank that no target feeds is not differentiated") {
+    // Found by the differential tester: y = sum(x) over x of unknown rank, differentiated with
+    // respect to a value computed from x (so y does not depend on it). The sum's rule ran
+    // anyway, and broadcasting back over "every axis" threw a shape_error.
+    xtrace::options o = quiet();
+    o.input_signature = std::vector<xtrace::tensor_spec>{xtrace::spec<double>(xtrace::any_rank)};
+    auto f = xtrace::function(
+        [](auto x) { return xtrace::gradients(xtrace::sum(x), xtrace::broadcast_to(x, {2, 4})); },
+        o);
+    const xt::xarray<double> x = {1.0, 2.0, 3.0, 4.0};
+    const xt::xarray<double> g = f(x);
+    CHECK(g == xt::zeros<double>({2, 4}));
+}

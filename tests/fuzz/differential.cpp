@@ -330,11 +330,12 @@ outcome through_onnx(const function_type& f, inputs& in, bool symbolic) {
 #endif
 
 /// True when `p` has a step that may need its operands' ranks while tracing (a matmul, a scan
-/// slicing rows, a cond, loop or switch_case deciding on a value of unknown rank).
+/// slicing rows, a cond, loop or switch_case deciding on a value of unknown rank, a gradient).
 bool needs_rank(const program& p) {
     for (const step& s : p.steps)
         if (s.kind == step_kind::matmul || s.kind == step_kind::scan || s.kind == step_kind::cond ||
-            s.kind == step_kind::loop || s.kind == step_kind::switch_case)
+            s.kind == step_kind::loop || s.kind == step_kind::switch_case ||
+            s.kind == step_kind::gradient)
             return true;
     return false;
 }

@@ -292,6 +292,15 @@ struct interpreter {
                     invalid("matmul");
                 },
                 a);
+        case step_kind::gradient:
+            return std::visit(
+                [&](const auto& x) -> val {
+                    using T = typename std::decay_t<decltype(x)>::value_type;
+                    if constexpr (is_flt<T>)
+                        return wrap(xtrace::gradients(xtrace::sum(x), as<T>(operand(1))));
+                    invalid("gradient");
+                },
+                a);
         case step_kind::softmax:
         case step_kind::logsumexp:
             return std::visit(

@@ -254,6 +254,13 @@ std::optional<value_info> infer_step(const step& s, const std::vector<value_info
         batch->push_back(b->shape.back());
         return value_info{a->type, *batch, a->exact && b->exact && integral(a->type), true};
     }
+    case step_kind::gradient:
+        if (!floating(a->type) || !b || b->type != a->type)
+            return std::nullopt;
+        // Traced and eager gradients come from differently shaped graphs (loops unrolled,
+        // the branch taken), summed in other orders: their values are compared by the
+        // gradient tests (autodiff/), their shapes and exceptions here.
+        return value_info{b->type, b->shape, false, true, false, false};
     case step_kind::softmax:
     case step_kind::logsumexp: {
         if (!floating(a->type) || s.attrs.size() != 1 || !valid_axis(s.attrs[0], a->shape.size()))
@@ -394,7 +401,14 @@ step random_step(std::mt19937_64& rng, const std::vector<value_info>& pool) {
     s.in[0] = recent(rng, n);
     const value_info& a = pool[static_cast<std::size_t>(s.in[0])];
     const int kind = uniform(rng, 0, 99);
-    if (kind < 22) {
+    if (floating(a.type) && uniform(rng, 0, 24) == 0) {
+        s.kind = step_kind::gradient;
+        for (int tries = 0; tries < 12 && s.in[1] < 0; ++tries) {
+            const int k = uniform(rng, 0, static_cast<int>(n) - 1);
+            if (pool[static_cast<std::size_t>(k)].type == a.type)
+                s.in[1] = k;
+        }
+    } else if (kind < 22) {
         s.kind = step_kind::unary;
         s.op = any_of(rng, unary_ops());
     } else if (kind < 42) {
@@ -775,6 +789,9 @@ std::string to_cpp(const program& p, const std::vector<std::string>& inputs_text
             break;
         case step_kind::matmul:
             e = "xtrace::matmul(" + in(0) + ", " + in(1) + ")";
+            break;
+        case step_kind::gradient:
+            e = "xtrace::gradients(xtrace::sum(" + in(0) + "), " + in(1) + ")";
             break;
         case step_kind::host_flatten:
             e = "xtrace::host_function([](const xt::xarray<" + type_name(t) +

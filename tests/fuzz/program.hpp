@@ -41,6 +41,8 @@ enum class step_kind : std::uint8_t {
                   ///< stacked op2(op(row), carry); attrs[0] = 1 returns the final carry instead
     host_flatten, ///< host_function giving a's elements as a 1-D tensor, its spec [-1]: what
                   ///< follows runs in a later stage, planned once the callback has returned
+    gradient,     ///< gradients(sum(a), b): b a float value of a's dtype, before or after a
+                  ///< (a zero gradient then), computed from the trace and from the eager tape
 };
 
 /// One step; its result is value number (inputs + its index).
