@@ -331,6 +331,20 @@ private:
 
     // Broadcasting, reductions and shape ops need ranks to route a gradient back; a value of
     // unknown rank (a spec of xtrace::any_rank) has none while tracing.
+    // True when a gradient flowing into node n (number id) can reach a target through its
+    // inputs, or its custom rule's.
+    bool leads_to_target(T_id id, const graph::node& n) const {
+        for (T_id in : n.inputs)
+            if (relevant_[in])
+                return true;
+        if (n.custom_gradient)
+            if (const auto* found = r_.builder().custom_gradient(id))
+                for (T_id in : found->second)
+                    if (in < relevant_.size() && relevant_[in])
+                        return true;
+        return false;
+    }
+
     void refuse_unknown_rank(T_id id, const std::string& what) const {
         const graph::node& n = r_.at(id);
         if (is_unknown_rank(n.shape))
@@ -363,6 +377,8 @@ private:
             return differentiate_scan(id, n);
         if (!differentiable(n.type))
             return; // comparisons, logic, integer values: no gradient (TensorFlow: None)
+        if (!leads_to_target(id, n))
+            return; // its rule would only compute gradients nobody reads (and might not apply)
         const auto in = [&](std::size_t k) { return n.inputs[k]; };
         switch (n.op) {
         case op_kind::ensure_shape: // the value itself
