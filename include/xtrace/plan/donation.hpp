@@ -41,18 +41,8 @@ XTRACE_DECL std::vector<std::vector<std::uint32_t>> donations(const graph::graph
         bool alone = true;
         for (const step& s : p.steps) {
             const auto* r = std::get_if<region>(&s);
-            const bool reads =
-                r ? std::find(r->inputs.begin(), r->inputs.end(), a) != r->inputs.end()
-                  : std::visit(
-                        [&](const auto& one) {
-                            if constexpr (std::is_same_v<std::decay_t<decltype(one)>, region>)
-                                return false;
-                            else
-                                return std::find(g[one.node].inputs.begin(),
-                                                 g[one.node].inputs.end(),
-                                                 a) != g[one.node].inputs.end();
-                        },
-                        s);
+            const auto read = step_reads(g, s);
+            const bool reads = std::find(read.begin(), read.end(), a) != read.end();
             if (!reads)
                 continue;
             alone = alone && !reader && r;

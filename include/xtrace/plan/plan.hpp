@@ -15,6 +15,7 @@
 #include <cstdint>
 #include <limits>
 #include <memory>
+#include <span>
 #include <variant>
 #include <vector>
 
@@ -115,6 +116,16 @@ struct control_step {
 
 /// One step of a plan.
 using step = std::variant<region, node_step, control_step>;
+
+/// The values step `s` of graph `g` reads: a region's inputs, or its node's operands.
+inline std::span<const graph::node_id> step_reads(const graph::graph& g, const step& s) {
+    if (const auto* r = std::get_if<region>(&s))
+        return r->inputs;
+    const graph::node_id node = std::holds_alternative<node_step>(s)
+                                    ? std::get<node_step>(s).node
+                                    : std::get<control_step>(s).node;
+    return g[node].inputs;
+}
 
 /// A graph output that no step writes in place (an argument, a constant, a view, a node that is
 /// also an earlier output): copied after the last step.

@@ -87,23 +87,9 @@ XTRACE_DECL std::vector<bool> read_by_steps(const graph::graph& g, std::span<con
             id = g[id].inputs[0];
         }
     };
-    for (const step& s : steps) {
-        if (const auto* r = std::get_if<region>(&s)) {
-            for (graph::node_id id : r->inputs)
-                reads(id);
-        } else {
-            const graph::node_id node = std::visit(
-                [](const auto& one) -> graph::node_id {
-                    if constexpr (std::is_same_v<std::decay_t<decltype(one)>, region>)
-                        return no_node;
-                    else
-                        return one.node;
-                },
-                s);
-            for (graph::node_id id : g[node].inputs)
-                reads(id);
-        }
-    }
+    for (const step& s : steps)
+        for (graph::node_id id : step_reads(g, s))
+            reads(id);
     for (const output_copy& c : copies)
         reads(c.node);
     return read;

@@ -107,18 +107,8 @@ inline std::size_t carried_bytes(const graph::graph& g, const plan& p,
     std::vector<unsigned> readers(g.nodes.size(), 0);
     std::vector<graph::node_id> reads;
     for (const step& s : p.steps) {
-        if (const auto* r = std::get_if<region>(&s))
-            reads = r->inputs;
-        else
-            reads = g[std::visit(
-                          [](const auto& one) -> graph::node_id {
-                              if constexpr (std::is_same_v<std::decay_t<decltype(one)>, region>)
-                                  return no_node;
-                              else
-                                  return one.node;
-                          },
-                          s)]
-                        .inputs;
+        const auto of_step = step_reads(g, s);
+        reads.assign(of_step.begin(), of_step.end());
         std::sort(reads.begin(), reads.end());
         reads.erase(std::unique(reads.begin(), reads.end()), reads.end());
         for (graph::node_id id : reads)
