@@ -507,8 +507,9 @@ private:
         case op_kind::reshape: {
             const shape_t s = r_.shape(in(0));
             if (std::count(s.begin(), s.end(), unknown_dim) > 1)
-                throw tracing_error("xtrace::gradients: reshape of " + shape_string(s) +
-                                    " has more than one unknown dim; its gradient needs them");
+                throw xtrace::detail::needs_known_dims(
+                    "xtrace::gradients: reshape of " + shape_string(s) +
+                    " has more than one unknown dim; its gradient needs them");
             return add(in(0), r_.shape_op(op_kind::reshape, g,
                                           std::vector<std::int64_t>(s.begin(), s.end())));
         }
