@@ -139,11 +139,10 @@ TEST_CASE("stop_gradient, custom_gradient and host_function gradients, run eager
 TEST_CASE("eager gradients through while_loop, cond and scan, and of gradients") {
     // n: the trip count, an int32 tensor (known only at run time) or a C++ int.
     auto forward = [](auto x, auto n) {
-        auto [i, h] = xtrace::while_loop(
+        const auto h = std::get<1>(xtrace::while_loop(
             [&](auto i, auto) { return i < n; },
             [](auto i, auto h) { return std::tuple(i + 1, xtrace::tanh(h * 1.3) + 0.1); },
-            xtrace::erase(xtrace::cast<std::int32_t>(xtrace::sum(x) * 0.0)), x);
-        (void)i;
+            xtrace::erase(xtrace::cast<std::int32_t>(xtrace::sum(x) * 0.0)), x));
         auto c = xtrace::cond(
             xtrace::sum(h) > 0.0, [&] { return h * h; }, [&] { return xtrace::sin(h); });
         auto [carry, rows] = xtrace::scan(
