@@ -80,9 +80,27 @@ TEST_CASE("a reduction of unknown rank that no target feeds is not differentiate
     xtrace::options o = quiet();
     o.input_signature = std::vector<xtrace::tensor_spec>{xtrace::spec<double>(xtrace::any_rank)};
     auto f = xtrace::function(
-        [](auto x) { return xtrace::gradients(xtrace::sum(x), xtrace::broadcast_to(x, {2, 4})); },
+        [](auto x) {
+            return xtrace::gradients(xtrace::sum(x), xtrace::broadcast_to(x, {2, 4}));
+        },
         o);
     const xt::xarray<double> x = {1.0, 2.0, 3.0, 4.0};
     const xt::xarray<double> g = f(x);
     CHECK(g == xt::zeros<double>({2, 4}));
+}
+
+TEST_CASE("a gradient back through a reshape of unknown dims to a known shape") {
+    // Found by the ONNX differential run (which traces for every dim unknown): x of [?] reshaped
+    // to [1, 1]; summing the gradient back to x's [?] was refused at trace time although [?]
+    // may well be [1].
+    xtrace::options o = quiet();
+    o.input_signature = std::vector<xtrace::tensor_spec>{xtrace::spec<double>({-1})};
+    auto f = xtrace::function(
+        [](auto x) {
+            return xtrace::gradients(xtrace::sum(xtrace::reshape(x, {1, 1}) * 3.0), x);
+        },
+        o);
+    const xt::xarray<double> x = {2.5}, want = {3.0};
+    const xt::xarray<double> g = f(x);
+    CHECK(g == want);
 }
