@@ -328,8 +328,8 @@ XTRACE_DECL void check_ensured_shape(const shape_t& has, const shape_t& required
 XTRACE_DECL shape_t sum_to_shape(const shape_t& g, const shape_t& like) {
     const auto b = broadcast_shapes(like, g);
     bool ok = b && like.size() <= g.size();
-    for (std::size_t d = 0; ok && d < g.size(); ++d)
-        ok = (*b)[d] == g[d] || g[d] < 0;
+    for (std::size_t d = 0; ok && d < g.size(); ++d) // an unknown dim of like's may be 1
+        ok = (*b)[d] == g[d] || g[d] < 0 || (*b)[d] < 0;
     if (!ok)
         throw shape_error("xtrace::sum_to: " + shape_string(like) + " does not broadcast to " +
                           shape_string(g));
