@@ -48,15 +48,16 @@ XTRACE_DECL void evaluate_deferred(const trace::builder& b, graph::node_id id,
                                    void* (*allocate)(void* context, const shape_t& shape),
                                    void* context);
 
-/// A deferred symbolic tensor of builder `b` holding a copy of `storage`'s value now.
+/// A deferred symbolic tensor of builder `b` holding a copy of `storage`'s value now; `origin`
+/// names the variable the copy is a read of, for gradients (none for a plain value).
 template <class T>
-erased<T> snapshot(const graph::variable_storage& storage,
-                   const std::shared_ptr<trace::builder>& b) {
+erased<T> snapshot(const graph::variable_storage& storage, const std::shared_ptr<trace::builder>& b,
+                   std::weak_ptr<const graph::variable_storage> origin = {}) {
     auto copy = std::make_shared<graph::variable_storage>();
     copy->name = storage.name;
     copy->type = storage.type;
     copy->shape = storage.shape;
-    copy->copy_of = storage.copy_of;
+    copy->copy_of = std::move(origin);
     {
         const std::lock_guard lock(storage.mutex);
         copy->bytes = storage.bytes;
@@ -68,17 +69,7 @@ erased<T> snapshot(const graph::variable_storage& storage,
 /// gradients).
 template <class T>
 erased<T> snapshot(const std::shared_ptr<graph::variable_storage>& var) {
-    const auto b = deferred_trace();
-    auto copy = std::make_shared<graph::variable_storage>();
-    copy->name = var->name;
-    copy->type = var->type;
-    copy->shape = var->shape;
-    copy->copy_of = var;
-    {
-        const std::lock_guard lock(var->mutex);
-        copy->bytes = var->bytes;
-    }
-    return erased<T>(b, b->add_read_variable(std::move(copy)));
+    return snapshot<T>(*var, deferred_trace(), var);
 }
 
 /// A deferred symbolic tensor of builder `b` (the thread's deferred builder by default)
