@@ -17,6 +17,7 @@
 #include "../interp/kernels.hpp"
 #endif
 
+#include <algorithm>
 #include <memory>
 #include <numeric>
 #include <optional>
@@ -186,22 +187,25 @@ private:
     graph::node_id of_variable(const std::shared_ptr<graph::variable_storage>& var, T_id y) {
         std::optional<graph::node_id> sum;
         std::optional<graph::node_id> any_read;
-        for (T_id id = 0; id <= y; ++id) {
-            const graph::node& n = r_.at(id);
-            if (!is_read_of(n, var))
-                continue;
+        auto count = [&](T_id id) {
             any_read = id;
             if (adjoint_[id])
                 sum = sum ? r_.op(op_kind::add, {*sum, *adjoint_[id]}) : *adjoint_[id];
-        }
+        };
+        for (T_id id = 0; id <= y; ++id)
+            if (is_read_of(r_.at(id), var))
+                count(id);
+        for (const auto& [v, read] : captured_reads_) // reads inside control flow, as captures
+            if (v == var)
+                count(read);
         if (sum)
             return *sum;
         if (any_read)
             return r_.zeros_like(*any_read);
-        for (T_id id = 0; id <= y; ++id)
+        for (T_id id = 0; id <= y; ++id) // read only where no gradient reached: zeros
             for (const auto& body : r_.at(id).bodies)
                 if (reads(*body, var))
-                    read_in_control_flow(*var);
+                    return r_.zeros_like(r_.builder().add_read_variable(var));
         throw tracing_error("xtrace::gradients: " + var->describe() +
                             " is not read by the traced function, so it has no gradient there; "
                             "read it (variable.read()) where it is used");
@@ -209,28 +213,143 @@ private:
 
     [[noreturn]] static void read_in_control_flow(const graph::variable_storage& var) {
         throw tracing_error("xtrace::gradients: " + var.describe() +
-                            " is read inside a cond branch or loop body; gradients with respect "
-                            "to it through control flow are not supported yet");
+                            " is read inside a cond branch or loop body whose reads were not "
+                            "turned into captures; this is a bug in xtrace, please report it");
+    }
+
+    // Control node n (at id) as if each read of a target variable in its subgraphs, at any
+    // depth, were a capture of one read recorded now: the variable's gradient through n is then
+    // that capture's (captured_reads_), and the subgraphs replay without reading it. The read
+    // sees the value they saw when nothing assigns the variable from n on; an assignment in n
+    // itself is refused as a side effect.
+    graph::node capture_target_reads(T_id id, graph::node n) {
+        check_replayable(n, false); // before replaying drops what the outputs do not need
+        for (const target& t : targets_) {
+            if (!t.var)
+                continue;
+            std::vector<std::shared_ptr<graph::variable_storage>> storages;
+            for (const auto& body : n.bodies)
+                storages_read(*body, t.var, storages);
+            for (const auto& storage : storages) {
+                for (T_id k = id + 1; k < r_.size(); ++k)
+                    if (assigns(r_.at(k), storage))
+                        throw tracing_error(
+                            "xtrace::gradients: " + t.var->describe() + " is read inside a " +
+                            std::string(info(n.op).name) +
+                            " and assigned after it, before its gradient is asked for; the "
+                            "gradient through that read needs the value it read: ask for the "
+                            "gradient before assigning the variable");
+                const T_id read = r_.builder().add_read_variable(storage);
+                relevant_.resize(read + 1, false);
+                relevant_[read] = true;
+                adjoint_.resize(read + 1);
+                captured_reads_.emplace_back(t.var, read);
+                n.inputs.push_back(read);
+                for (auto& body : n.bodies)
+                    body = reads_as_arg(r_.builder(), *body, storage, n.inputs.size() - 1);
+            }
+        }
+        return n;
+    }
+
+    // The storages, `var` or copies of it, that graph g or its subgraphs read, added to `out`.
+    static void storages_read(const graph::graph& g,
+                              const std::shared_ptr<graph::variable_storage>& var,
+                              std::vector<std::shared_ptr<graph::variable_storage>>& out) {
+        for (const graph::node& n : g.nodes) {
+            if (is_read_of(n, var) && std::find(out.begin(), out.end(), n.var) == out.end())
+                out.push_back(n.var);
+            for (const auto& body : n.bodies)
+                storages_read(*body, var, out);
+        }
+    }
+
+    // True when node n, or a subgraph of it, assigns `var`.
+    static bool assigns(const graph::node& n, const std::shared_ptr<graph::variable_storage>& var) {
+        if (n.op == op_kind::assign_variable && n.var == var)
+            return true;
+        for (const auto& body : n.bodies)
+            for (const graph::node& m : body->nodes)
+                if (assigns(m, var))
+                    return true;
+        return false;
+    }
+
+    // Subgraph g of a control node (a subgraph of `parent`'s trace) with every read of `var`, at
+    // any depth, replaced by an arg at `position` of the node's inputs; a control node inside
+    // that reads it gets the arg as a capture of its own.
+    static std::shared_ptr<const graph::graph>
+    reads_as_arg(trace::builder& parent, const graph::graph& g,
+                 const std::shared_ptr<graph::variable_storage>& var, std::size_t position) {
+        auto child = std::make_shared<trace::builder>(&parent);
+        std::vector<T_id> args;
+        for (auto a : g.args)
+            args.push_back(child->add_arg(g[a].arg_position, g[a].type, g[a].shape));
+        const T_id value =
+            child->add_arg(static_cast<std::int64_t>(position), var->type, var->shape);
+        const auto outputs =
+            child->replay(g, args, [&](graph::node& n) -> std::optional<graph::node_id> {
+                if (n.op == op_kind::read_variable && n.var == var)
+                    return value;
+                bool inside = false;
+                for (const auto& body : n.bodies)
+                    inside = inside || reads_storage(*body, var);
+                if (inside) {
+                    n.inputs.push_back(value);
+                    for (auto& body : n.bodies)
+                        body = reads_as_arg(*child, *body, var, n.inputs.size() - 1);
+                }
+                return std::nullopt;
+            });
+        return finish(*child, outputs);
+    }
+
+    // True when graph g, or a subgraph of it, reads storage `var` itself.
+    static bool reads_storage(const graph::graph& g,
+                              const std::shared_ptr<graph::variable_storage>& var) {
+        for (const graph::node& n : g.nodes) {
+            if (n.op == op_kind::read_variable && n.var == var)
+                return true;
+            for (const auto& body : n.bodies)
+                if (reads_storage(*body, var))
+                    return true;
+        }
+        return false;
     }
 
     // Throws unless the subgraphs of control node n can be differentiated by replaying them:
     // no side effects (the backward pass would run them again), no custom gradients (their
-    // rules stay with the trace that recorded them), no read of a target variable (its
-    // gradient would miss that term).
-    void check_replayable(const graph::node& n) const {
+    // rules stay with the trace that recorded them), and (with `target_reads`) no read of a
+    // target variable (capture_target_reads turns those into captures first).
+    void check_replayable(const graph::node& n, bool target_reads = true) const {
         for (const auto& body : n.bodies) {
             for (auto e : body->effects)
-                if ((*body)[e].op != op_kind::read_variable)
+                if (!only_reads((*body)[e]))
                     throw tracing_error("xtrace::gradients: a " + std::string(info(n.op).name) +
                                         " with side effects (" +
                                         std::string(info((*body)[e].op).name) +
                                         ") in its subgraphs cannot be differentiated yet: its "
                                         "backward pass would run them again");
             check_no_custom_gradient(*body);
-            for (const target& t : targets_)
-                if (t.var && reads(*body, t.var))
-                    read_in_control_flow(*t.var);
+            if (target_reads)
+                for (const target& t : targets_)
+                    if (t.var && reads(*body, t.var))
+                        read_in_control_flow(*t.var);
         }
+    }
+
+    // True when node n is a variable read, or a control node whose only effects, at any depth,
+    // are reads: nothing a replay would run twice.
+    static bool only_reads(const graph::node& n) {
+        if (n.op == op_kind::read_variable)
+            return true;
+        if (n.bodies.empty())
+            return false;
+        for (const auto& body : n.bodies)
+            for (auto e : body->effects)
+                if (!only_reads((*body)[e]))
+                    return false;
+        return true;
     }
 
     static void check_no_custom_gradient(const graph::graph& g) {
@@ -370,11 +489,11 @@ private:
             return;
         }
         if (n.op == op_kind::cond)
-            return differentiate_cond(id, n);
+            return differentiate_cond(id, capture_target_reads(id, n));
         if (n.op == op_kind::while_loop)
-            return differentiate_loop(id, n);
+            return differentiate_loop(id, capture_target_reads(id, n));
         if (n.op == op_kind::scan) // before the dtype test: the node's own dtype is a placeholder
-            return differentiate_scan(id, n);
+            return differentiate_scan(id, capture_target_reads(id, n));
         if (!differentiable(n.type))
             return; // comparisons, logic, integer values: no gradient (TensorFlow: None)
         if (!leads_to_target(id, n))
@@ -1001,6 +1120,8 @@ private:
     bool stop_at_targets_ = false;
     // Per cond: the adjoints of its results, by result index.
     std::unordered_map<T_id, std::vector<std::pair<std::size_t, T_id>>> result_adjoints_;
+    // Reads recorded for target variables read inside control flow (capture_target_reads).
+    std::vector<std::pair<std::shared_ptr<graph::variable_storage>, T_id>> captured_reads_;
 };
 
 #endif

@@ -12,8 +12,10 @@
 #include <algorithm>
 #include <array>
 #include <cstring>
+#include <functional>
 #include <initializer_list>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -163,6 +165,14 @@ public:
     /// into this trace, g's args standing for `args` (one per g.args entry, in order); returns
     /// the nodes standing for g's outputs. What differentiating a cond branch starts from.
     std::vector<graph::node_id> replay(const graph::graph& g, std::span<const graph::node_id> args);
+
+    /// Decides, for each node replayed (its inputs already this trace's), to stand a node of this
+    /// trace for it (returned), or to record it as it has been left (nullopt).
+    using replay_hook = std::function<std::optional<graph::node_id>(graph::node&)>;
+
+    /// replay, with `hook` deciding each node: what turns a variable's reads into an arg.
+    std::vector<graph::node_id> replay(const graph::graph& g, std::span<const graph::node_id> args,
+                                       const replay_hook& hook);
 
     /// The node `id` as recorded so far.
     const graph::node& at(graph::node_id id) const { return g_.nodes[id]; }

@@ -278,6 +278,12 @@ builder::add_assign_variable(std::shared_ptr<graph::variable_storage> var, graph
 
 XTRACE_DECL std::vector<graph::node_id> builder::replay(const graph::graph& g,
                                                         std::span<const graph::node_id> args) {
+    return replay(g, args, replay_hook());
+}
+
+XTRACE_DECL std::vector<graph::node_id> builder::replay(const graph::graph& g,
+                                                        std::span<const graph::node_id> args,
+                                                        const replay_hook& hook) {
     check_open("replay");
     std::vector<bool> needed(g.nodes.size(), false);
     for (auto id : g.outputs)
@@ -296,7 +302,12 @@ XTRACE_DECL std::vector<graph::node_id> builder::replay(const graph::graph& g,
         graph::node copy = n;
         for (auto& in : copy.inputs)
             in = map[in];
-        const bool read = n.op == op_kind::read_variable; // ordered as effects are
+        if (hook)
+            if (const auto instead = hook(copy)) {
+                map[id] = *instead;
+                continue;
+            }
+        const bool read = copy.op == op_kind::read_variable; // ordered as effects are
         map[id] = record(std::move(copy), read ? recording::effect : recording::kept);
     }
     std::vector<graph::node_id> out;
