@@ -25,6 +25,12 @@ auto rnn_loss(const H& h0, const RW& read_w, const RB& read_b) {
     return xtrace::sum(h * h);
 }
 
+/// rnn_loss with the weights passed in as arguments.
+constexpr auto rnn_of_arguments = [](auto h0, auto w, auto b) {
+    return rnn_loss(
+        h0, [&] { return w; }, [&] { return b; });
+};
+
 /// Rows of xs scanned with a carry, both scaled by the value `read_a` gives, read in the body.
 template <class X, class RA>
 auto scan_loss(const X& xs, const RA& read_a) {
@@ -92,13 +98,8 @@ TEST_CASE("an RNN whose weights are variables read in the while_loop body: the g
             return std::tuple(loss, gw, gb, gh);
         },
         quiet());
-    auto with_arguments = xtrace::function(xtrace::value_and_grad(
-                                               [](auto h0, auto wa, auto ba) {
-                                                   return rnn_loss(
-                                                       h0, [&] { return wa; }, [&] { return ba; });
-                                               },
-                                               xtrace::argnums<0, 1, 2>),
-                                           quiet());
+    auto with_arguments = xtrace::function(
+        xtrace::value_and_grad(rnn_of_arguments, xtrace::argnums<0, 1, 2>), quiet());
     for (int trial = 0; trial < 3; ++trial) {
         const auto h0 = uniform({2, 3}, -0.3, 0.3);
         auto [loss, gw, gb, gh] = with_variables(h0);
@@ -129,13 +130,7 @@ TEST_CASE("a train step: weights read in a loop, updated from their gradients af
             return loss;
         },
         quiet());
-    auto grads = xtrace::function(xtrace::grad(
-                                      [](auto h0, auto wa, auto ba) {
-                                          return rnn_loss(
-                                              h0, [&] { return wa; }, [&] { return ba; });
-                                      },
-                                      xtrace::argnums<1, 2>),
-                                  quiet());
+    auto grads = xtrace::function(xtrace::grad(rnn_of_arguments, xtrace::argnums<1, 2>), quiet());
     xt::xarray<double> wv = w0, bv = b0;
     for (int k = 0; k < 3; ++k) {
         const auto h0 = uniform({2, 3}, -0.3, 0.3);
