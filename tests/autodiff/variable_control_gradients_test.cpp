@@ -219,3 +219,25 @@ TEST_CASE("a variable read in control flow and assigned before its gradient is a
         quiet());
     CHECK_THROWS_WITH(assigned_inside(x), Catch::Matchers::Contains("side effects (assign"));
 }
+
+TEST_CASE("a loop body reading a variable that is assigned after the loop, before gradients: "
+          "refused, not replayed with the new value") {
+    // The backward pass replays the body; a read there would see u's new value, not the one
+    // the loop saw, and give a wrong gradient with respect to x.
+    xtrace::variable<double> u(xt::xarray<double>{2.0, 3.0}, "u");
+    auto f = xtrace::function(
+        [&](auto x) {
+            auto [k, v] = xtrace::while_loop(
+                [](auto i, auto) { return i < 2; },
+                [&](auto i, auto s) { return std::tuple(i + 1, s * u.read()); },
+                xtrace::erase(xtrace::cast<std::int32_t>(xtrace::sum(x) * 0.0)), x);
+            (void)k;
+            u.assign(u.read() * 10.0);
+            return xtrace::gradients(xtrace::sum(v), x);
+        },
+        quiet());
+    CHECK_THROWS_WITH(f(xt::xarray<double>{1.0, 1.0}),
+                      Catch::Matchers::Contains("variable 'u'") &&
+                          Catch::Matchers::Contains("assigned after it"));
+    CHECK((u.value() == xt::xarray<double>{2.0, 3.0}));
+}
