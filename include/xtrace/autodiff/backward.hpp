@@ -224,6 +224,20 @@ private:
     // itself is refused as a side effect.
     graph::node capture_target_reads(T_id id, graph::node n) {
         check_replayable(n, false); // before replaying drops what the outputs do not need
+        // Every variable the subgraphs read, target or not, must still hold what they read: the
+        // backward pass reads it again when it replays them.
+        std::vector<std::shared_ptr<graph::variable_storage>> all;
+        for (const auto& body : n.bodies)
+            storages_read(*body, nullptr, all);
+        for (const auto& storage : all)
+            for (T_id k = id + 1; k < r_.size(); ++k)
+                if (assigns(r_.at(k), storage))
+                    throw tracing_error(
+                        "xtrace::gradients: " + storage->describe() + " is read inside a " +
+                        std::string(info(n.op).name) +
+                        " and assigned after it, before the gradient is asked for; the gradient "
+                        "through that read needs the value it read: ask for the gradient before "
+                        "assigning the variable");
         for (const target& t : targets_) {
             if (!t.var)
                 continue;
@@ -231,14 +245,6 @@ private:
             for (const auto& body : n.bodies)
                 storages_read(*body, t.var, storages);
             for (const auto& storage : storages) {
-                for (T_id k = id + 1; k < r_.size(); ++k)
-                    if (assigns(r_.at(k), storage))
-                        throw tracing_error(
-                            "xtrace::gradients: " + t.var->describe() + " is read inside a " +
-                            std::string(info(n.op).name) +
-                            " and assigned after it, before its gradient is asked for; the "
-                            "gradient through that read needs the value it read: ask for the "
-                            "gradient before assigning the variable");
                 const T_id read = r_.builder().add_read_variable(storage);
                 relevant_.resize(read + 1, false);
                 relevant_[read] = true;
@@ -252,12 +258,14 @@ private:
         return n;
     }
 
-    // The storages, `var` or copies of it, that graph g or its subgraphs read, added to `out`.
+    // The storages, `var` or copies of it (any variable when `var` is null), that graph g or its
+    // subgraphs read, added to `out`.
     static void storages_read(const graph::graph& g,
                               const std::shared_ptr<graph::variable_storage>& var,
                               std::vector<std::shared_ptr<graph::variable_storage>>& out) {
         for (const graph::node& n : g.nodes) {
-            if (is_read_of(n, var) && std::find(out.begin(), out.end(), n.var) == out.end())
+            const bool read = var ? is_read_of(n, var) : n.op == op_kind::read_variable;
+            if (read && std::find(out.begin(), out.end(), n.var) == out.end())
                 out.push_back(n.var);
             for (const auto& body : n.bodies)
                 storages_read(*body, var, out);
