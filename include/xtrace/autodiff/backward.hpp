@@ -11,6 +11,7 @@
 #include "../core/op.hpp"
 #include "../graph/graph.hpp"
 #include "../trace/builder.hpp"
+#include "../trace/fill.hpp"
 
 #if !defined(XTRACE_SEPARATE_COMPILATION) || XTRACE_DEFINE_RUNTIME
 #include "../interp/kernel_choice.hpp"
@@ -753,13 +754,63 @@ private:
         return false;
     }
 
-    // A while_loop's gradient, without storing its iterations: the trip count N is counted by a
-    // second run of the loop, then a backward loop over k = N-1 .. 0 recomputes the state after
-    // k iterations (an inner loop from the initial values) and applies the body's
-    // vector-Jacobian product to it. Quadratic in N in time, constant in memory.
+    // A while_loop's gradient. Its trip count N is counted by a second run of the loop. At a
+    // function's top level the loop then becomes a scan over N steps, whose gradient stores each
+    // iteration's state (differentiate_scan): linear in N. Elsewhere (a body, where a length
+    // known only at run time cannot be planned, or an eager tape) it stores nothing.
     void differentiate_loop(T_id id, const graph::node& n) {
         check_replayable(n);
-        const graph::graph& test = *n.bodies[0];
+        if (!r_.builder().parent() && !r_.builder().deferred())
+            return differentiate_loop_as_scan(id, n);
+        differentiate_loop_by_recomputing(id, n);
+    }
+
+    // `n` as the scan over N = its trip count of steps that runs its body without its test,
+    // differentiated as a scan.
+    void differentiate_loop_as_scan(T_id id, const graph::node& n) {
+        const graph::graph& body = *n.bodies[1];
+        const std::size_t vars = body.outputs.size();
+        bool any_float = false;
+        for (std::size_t j = 0; j < vars; ++j)
+            any_float = any_float || differentiable(r_.type(n.inputs[j]));
+        if (!any_float)
+            return;
+        const std::vector<T_id> captures(n.inputs.begin() + static_cast<std::ptrdiff_t>(vars),
+                                         n.inputs.end());
+        const T_id steps =
+            trace::add_fill(r_.builder(), dtype::int32, 0, count_iterations(n, captures)[vars]);
+        graph::node s;
+        s.op = op_kind::scan;
+        s.inputs.assign(n.inputs.begin(), n.inputs.begin() + static_cast<std::ptrdiff_t>(vars));
+        s.inputs.push_back(steps);
+        s.inputs.insert(s.inputs.end(), captures.begin(), captures.end());
+        s.carried = static_cast<std::int64_t>(vars);
+        s.scanned = 1;
+        auto [b, a] = scan_subgraph(s.inputs, vars, 1);
+        const std::vector<T_id> state(a.begin(), a.begin() + static_cast<std::ptrdiff_t>(vars));
+        const std::vector<T_id> caps(a.begin() + static_cast<std::ptrdiff_t>(vars + 1), a.end());
+        s.bodies = {finish(*b, replay_loop_graph(*b, body, vars, state, caps))};
+        differentiate_scan(id, s);
+    }
+
+    // The loop `n` run again from its initial values with a counter: its results are the loop
+    // variables', then the trip count (int32).
+    std::vector<T_id> count_iterations(const graph::node& n, const std::vector<T_id>& captures) {
+        const std::size_t vars = n.bodies[1]->outputs.size();
+        std::vector<T_id> count_in(n.inputs.begin(),
+                                   n.inputs.begin() + static_cast<std::ptrdiff_t>(vars));
+        count_in.push_back(r_.constant(dtype::int32, 0));
+        count_in.insert(count_in.end(), captures.begin(), captures.end());
+        return r_.builder().add_control(op_kind::while_loop, count_in,
+                                        {counting_test(*n.bodies[0], vars, count_in),
+                                         counting_body(*n.bodies[1], vars, count_in)},
+                                        result_nodes(count_in, vars + 1), n.max_iterations);
+    }
+
+    // Without storing its iterations: a backward loop over k = N-1 .. 0 recomputes the state
+    // after k iterations (an inner loop from the initial values) and applies the body's
+    // vector-Jacobian product to it. Quadratic in N in time, constant in memory.
+    void differentiate_loop_by_recomputing(T_id id, const graph::node& n) {
         const graph::graph& body = *n.bodies[1];
         const std::size_t vars = body.outputs.size();
         std::vector<T_id> init(n.inputs.begin(),
@@ -784,15 +835,7 @@ private:
         if (float_vars.empty())
             return;
 
-        // N: the loop run again with a counter.
-        const T_id zero_count = r_.constant(dtype::int32, 0);
-        std::vector<T_id> count_in = init;
-        count_in.push_back(zero_count);
-        count_in.insert(count_in.end(), captures.begin(), captures.end());
-        const auto counted = r_.builder().add_control(
-            op_kind::while_loop, count_in,
-            {counting_test(test, vars, count_in), counting_body(body, vars, count_in)},
-            result_nodes(count_in, vars + 1), n.max_iterations);
+        const auto counted = count_iterations(n, captures);
         const T_id last = r_.op(op_kind::sub, {counted[vars], r_.constant(dtype::int32, 1)});
 
         // The backward loop: k, the float loop variables' adjoints, the float captures'
