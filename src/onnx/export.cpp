@@ -6,6 +6,7 @@
 #include "proto.hpp"
 
 #include <xtrace/onnx/export.hpp>
+#include <xtrace/trace/fill.hpp>
 
 #include <fstream>
 #include <map>
@@ -219,8 +220,32 @@ public:
             case op_kind::print:
                 refuse(id, n,
                        "'" + n.text + "' is a side effect of the program; an ONNX model has none");
-            case op_kind::host_function:
-                refuse(id, n, "runs a C++ callback, which a model file cannot hold");
+            case op_kind::host_function: {
+                const trace::fill_call* fill = trace::as_fill(n);
+                if (!fill)
+                    refuse(id, n, "runs a C++ callback, which a model file cannot hold");
+                // A fill of computed length (a while_loop gradient's steps): ConstantOfShape of
+                // that length as a rank-1 int64 shape.
+                const std::string wide = own + "_n", shape = own + "_shape";
+                int_attribute(node(out, "Cast", {in(0)}, {wide}), "to", to_onnx(dtype::int64));
+                node(out, "Reshape", {wide, ints(out, {1})}, {shape});
+                graph::variable_storage v;
+                v.type = n.type;
+                v.shape = {1};
+                v.bytes.resize(dtype_size(n.type));
+                visit_dtype(n.type, [&](auto tag) {
+                    using T = typename decltype(tag)::type;
+                    const T x = static_cast<T>(fill->value);
+                    std::memcpy(v.bytes.data(), &x, sizeof(T));
+                });
+                auto* c = node(out, "ConstantOfShape", {shape}, {own});
+                auto* a = c->add_attribute();
+                a->set_name("value");
+                a->set_type(pb::AttributeProto::TENSOR);
+                encode_tensor(v, *a->mutable_t());
+                names[id] = own;
+                break;
+            }
             case op_kind::assign_variable:
                 refuse(id, n,
                        "assigns " + n.var->describe() +
@@ -555,9 +580,12 @@ private:
         if (n.reverse) { // ONNX: each scanned input read backwards, each output prepended
             ints_attribute(scan, "scan_input_directions",
                            std::vector<std::int64_t>(static_cast<std::size_t>(n.scanned), 1));
-            ints_attribute(scan, "scan_output_directions",
-                           std::vector<std::int64_t>(
-                               body.outputs.size() - static_cast<std::size_t>(n.carried), 1));
+            // An INTS attribute with no values is malformed for ONNX's checker: a scan with no
+            // per-step outputs (a loop gradient's reverse scan) has none.
+            const std::size_t per_step = body.outputs.size() - static_cast<std::size_t>(n.carried);
+            if (per_step > 0)
+                ints_attribute(scan, "scan_output_directions",
+                               std::vector<std::int64_t>(per_step, 1));
         }
         graph_attribute(scan, "body", std::move(sub));
         return results;

@@ -8,6 +8,7 @@
 
 #include <xtrace/interp/kernel_choice.hpp>
 #include <xtrace/trace/builder.hpp>
+#include <xtrace/trace/fill.hpp>
 #include <xtrace/trace/subgraph.hpp>
 
 #include <algorithm>
@@ -516,6 +517,8 @@ private:
     }
 
     tval constant_of_shape(const op_context& c) {
+        if (!c.input(0).host && c.input(0).shape == shape_t{1} && is_integer(c.input(0).type))
+            return computed_length_fill(c);
         const auto dims = folded_ints(c, c.input(0), "its shape");
         shape_t shape(dims.begin(), dims.end());
         graph::variable_storage fill;
@@ -538,6 +541,26 @@ private:
         // Too large to fold: a constant broadcast by the graph.
         const node_id k = c.b().add_constant(v.type, element_as_double(v, 0), element_as_int(v, 0));
         return node(c.b(), shape_op(c, op_kind::broadcast_to, k, shape));
+    }
+
+    // ConstantOfShape of a rank-1 shape the graph computes (an exported while_loop gradient's
+    // steps): a fill node, whose length is known when it runs (at the model's top level only).
+    tval computed_length_fill(const op_context& c) {
+        const auto* t = c.attrs.get_tensor("value");
+        std::shared_ptr<graph::variable_storage> v;
+        if (t) {
+            v = decode_tensor(*t, c.who + "'s value", m_.max_bytes);
+            if (num_elements(v->shape) != 1)
+                throw model_error(c.who + ": value must hold one element");
+        }
+        const dtype type = v ? v->type : dtype::float32;
+        const double value = !v                  ? 0.0
+                             : is_floating(type) ? element_as_double(*v, 0)
+                                                 : static_cast<double>(element_as_int(*v, 0));
+        if (c.b().parent())
+            needs_dims(c.who, "has a shape the graph computes, inside a subgraph");
+        return node(c.b(), trace::add_fill(c.b(), type, value, use(c.l, c.input(0)),
+                                           m_.max_bytes / dtype_size(type)));
     }
 
     tval shape_of(const op_context& c) {

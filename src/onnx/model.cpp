@@ -6,7 +6,9 @@
 #include <xtrace/function/signature.hpp>
 #include <xtrace/graph/text.hpp>
 #include <xtrace/interp/execute.hpp>
+#include <xtrace/interp/run_stages.hpp>
 #include <xtrace/plan/build.hpp>
+#include <xtrace/plan/stages.hpp>
 #include <xtrace/plan/text.hpp>
 
 #include <chrono>
@@ -24,7 +26,8 @@ struct model_state {
     struct entry {
         std::vector<std::int64_t> key; // the inputs' dims, concatenated
         std::shared_ptr<const graph::graph> g;
-        std::shared_ptr<const plan::plan> p;
+        std::shared_ptr<const plan::plan> p; // of the first stage when the graph runs in stages
+        std::shared_ptr<const plan::staged_graph> stages; // null when every shape is known
         std::uint64_t last_used = 0;
     };
 
@@ -82,6 +85,27 @@ std::vector<shape_t> shapes_of(std::span<const argument_view> args) {
     return shapes;
 }
 
+// Runs a graph in stages (its first stage planned by `first`) into freshly made values.
+std::vector<value> run_staged(const graph::graph& g, const plan::staged_graph& stages,
+                              const plan::plan& first, std::span<const argument_view> args) {
+    struct allocator final : interp::output_allocator {
+        allocator(const graph::graph& g) : g(g), out(g.outputs.size()) {}
+        void* allocate(std::size_t k, const shape_t& shape) override {
+            out[k] = value(g[g.outputs[k]].type, shape);
+            return std::visit([](auto& a) -> void* { return a.data(); }, out[k].data());
+        }
+        const graph::graph& g;
+        std::vector<value> out;
+    } outputs(g);
+    std::vector<interp::strided_input> inputs(args.size());
+    for (std::size_t k = 0; k < args.size(); ++k) {
+        inputs[k].data = args[k].data;
+        inputs[k].strides = args[k].strides;
+    }
+    interp::run_stages(stages, first, inputs, outputs);
+    return std::move(outputs.out);
+}
+
 model make_model(std::shared_ptr<const model_data> m, const load_options& options) {
     auto s = std::make_shared<model_state>();
     s->m = m;
@@ -137,6 +161,7 @@ std::vector<value> model::run(std::span<const argument_view> args) const {
     }
     std::shared_ptr<const graph::graph> g;
     std::shared_ptr<const plan::plan> p;
+    std::shared_ptr<const plan::staged_graph> stages;
     {
         std::lock_guard lock(s.mutex);
         ++s.stats.calls;
@@ -145,6 +170,7 @@ std::vector<value> model::run(std::span<const argument_view> args) const {
                 e.last_used = ++s.clock;
                 g = e.g;
                 p = e.p;
+                stages = e.stages;
                 ++s.stats.cache_hits;
                 break;
             }
@@ -154,10 +180,14 @@ std::vector<value> model::run(std::span<const argument_view> args) const {
         const bool lowering = !s.once;
         const auto shapes = detail::shapes_of(args);
         g = s.graph_for(shapes);
-        p = plan::make_plan(*g, shapes);
-        for (graph::node_id id = 0; id < g->nodes.size(); ++id)
-            detail::checked_bytes((*g)[id].type, p->shapes[id], m.max_bytes,
-                                  m.name + ": a " + std::string(info((*g)[id].op).name) +
+        // A fill of computed length (an exported loop gradient's) runs the graph in stages,
+        // each planned when its shapes are known; the fill itself is held to max_bytes.
+        stages = plan::staged_graph::split(*g);
+        const graph::graph& first = stages ? stages->stages()[0].g : *g;
+        p = plan::make_plan(first, shapes);
+        for (graph::node_id id = 0; id < first.nodes.size(); ++id)
+            detail::checked_bytes(first[id].type, p->shapes[id], m.max_bytes,
+                                  m.name + ": a " + std::string(info(first[id].op).name) +
                                       " result");
         std::lock_guard lock(s.mutex);
         if (lowering)
@@ -176,10 +206,16 @@ std::vector<value> model::run(std::span<const argument_view> args) const {
             s.plans.erase(oldest);
             ++s.stats.evictions;
         }
-        s.plans.push_back({key, g, p, ++s.clock});
+        s.plans.push_back({key, g, p, stages, ++s.clock});
     }
     const auto start = std::chrono::steady_clock::now();
     std::vector<value> out;
+    if (stages) {
+        out = detail::run_staged(*g, *stages, *p, args);
+        std::lock_guard lock(s.mutex);
+        s.stats.running_time += std::chrono::steady_clock::now() - start;
+        return out;
+    }
     out.reserve(g->outputs.size());
     thread_local std::vector<void*> ptrs;
     ptrs.clear();
@@ -247,7 +283,13 @@ std::string model::graph_text(const std::vector<shape_t>& shapes) const {
 
 std::string model::plan_text(const std::vector<shape_t>& shapes) const {
     auto g = state_->graph_for(shapes);
-    return plan::to_text(plan::build(*g, shapes), *g);
+    const auto stages = plan::staged_graph::split(*g);
+    if (!stages)
+        return plan::to_text(plan::build(*g, shapes), *g);
+    const graph::graph& first = stages->stages()[0].g;
+    return "stage 1 of " + std::to_string(stages->stages().size()) +
+           " (a fill's length is known only when it runs; the later stages are planned then):\n" +
+           plan::to_text(plan::build(first, shapes), first);
 }
 
 function_stats model::stats() const {

@@ -95,6 +95,24 @@ TEST_CASE("a gradient graph round-trips, its sums back through broadcasting incl
     check_identical(expected, xtrace::onnx::load_bytes(bytes)(w, x));
 }
 
+TEST_CASE("a while_loop's gradient round-trips: a Scan over a ConstantOfShape of the trip count") {
+    auto loss = [](auto x, auto c) {
+        auto v = xtrace::while_loop([](auto s) { return xtrace::sum(s) < 10.0; },
+                                    [&](auto s) { return s * 1.1 + xtrace::sin(c); }, x);
+        return xtrace::sum(v * v);
+    };
+    auto f = xtrace::function(xtrace::value_and_grad(loss, xtrace::argnums<0, 1>), quiet());
+    const xt::xarray<double> c = random_array<double>({3}, 0.2, 1.0);
+    const std::string bytes = xtrace::onnx::export_model(f, c, c);
+    CHECK(bytes.find("ConstantOfShape") != std::string::npos);
+    validate_with_onnx(bytes);
+    const auto m = xtrace::onnx::load_bytes(bytes);
+    for (double shift : {20.0, 3.0, 0.0}) { // 0, 1 and several iterations
+        const xt::xarray<double> x = random_array<double>({3}, 0.0, 1.0) + shift;
+        check_identical(f(x, c), m(x, c));
+    }
+}
+
 TEST_CASE("print, host_function, variable assignments and variable arguments are refused") {
     const xt::xarray<float> x = random_array<float>({3});
     auto printing = xtrace::function(

@@ -81,6 +81,24 @@ TEST_CASE("dims that overflow, are negative, or ask for absurd memory") {
     CHECK(m(xt::xarray<float>::from_shape({2, 3}))[0].shape() == xtrace::shape_t{2, 3});
 }
 
+TEST_CASE("a ConstantOfShape of a computed length is held to max_tensor_bytes when it runs") {
+    // The length is an input: the fill's size is known only when the model runs.
+    model_builder b;
+    b.input("n", {1}, ::onnx::TensorProto::INT64).output("z", {-1});
+    b.node("ConstantOfShape", {"n"}, {"z"});
+    xtrace::onnx::load_options small;
+    small.max_tensor_bytes = 4096;
+    const auto m = xtrace::onnx::load_bytes(b.bytes(), small);
+    const auto z = m(xt::xarray<std::int64_t>{1000})[0].as<float>();
+    CHECK(z.size() == 1000);
+    CHECK(xt::all(xt::equal(z, 0.f)));
+    CHECK(m(xt::xarray<std::int64_t>{0})[0].shape() == xtrace::shape_t{0});
+    CHECK_THROWS_AS(m(xt::xarray<std::int64_t>{std::int64_t(1) << 40}), xtrace::shape_error);
+    CHECK_THROWS_WITH(m(xt::xarray<std::int64_t>{1025}), Contains("more than its limit of 1024"));
+    CHECK_THROWS_WITH(m(xt::xarray<std::int64_t>{-1}), Contains("cannot be negative"));
+    CHECK(m(xt::xarray<std::int64_t>{3})[0].shape() == xtrace::shape_t{3}); // works after
+}
+
 TEST_CASE("cycles, missing and duplicate names") {
     model_builder cycle;
     cycle.input("x", {3}).output("b", {3});

@@ -212,6 +212,18 @@ int main(int argc, char** argv) {
         quiet());
     write(dir, "scan_gradient", scan_gradient, false, random_array<double>({3}),
           random_array<double>({4, 3}));
+    auto loop_gradient = xtrace::function( // a Scan over a ConstantOfShape of the trip count; float
+                                           // (ONNX Runtime has no double Cos)
+        xtrace::value_and_grad(
+            [](auto x, auto c) {
+                auto v = xtrace::while_loop([](auto s) { return xtrace::sum(s) < 10.f; },
+                                            [&](auto s) { return s * 1.1f + xtrace::sin(c); }, x);
+                return xtrace::sum(v * v);
+            },
+            xtrace::argnums<0, 1>),
+        quiet());
+    write(dir, "while_loop_gradient", loop_gradient, false, random_array<float>({3}, 0, 1),
+          random_array<float>({3}, 0.2f, 1));
     std::cout << "models written to " << dir << "\n";
     return 0;
 }
