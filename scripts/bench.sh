@@ -21,7 +21,7 @@ mkdir -p "$out" docs
 cmake --preset release >/dev/null
 compare_targets=(bench_compare bench_compare_xsimd)
 other_targets=(bench_gelu bench_tracing bench_threads bench_reduce bench_interpreter
-               bench_caller_owned bench_caller_owned_xsimd bench_train_step)
+               bench_caller_owned bench_caller_owned_xsimd bench_train_step bench_loop_gradient)
 grep -q bench_matmul_blas build/release/build.ninja 2>/dev/null &&
     other_targets+=(bench_matmul bench_matmul_blas)
 targets=("${compare_targets[@]}")
@@ -57,7 +57,7 @@ fi
 [ "$only" = compare ] && exit 0
 
 for name in bench_gelu bench_tracing bench_threads bench_reduce bench_interpreter \
-            bench_caller_owned bench_caller_owned_xsimd bench_train_step; do
+            bench_caller_owned bench_caller_owned_xsimd bench_train_step bench_loop_gradient; do
     run "$name"
 done
 if [ -x build/release/bench/bench_matmul_blas ]; then
