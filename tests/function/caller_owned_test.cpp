@@ -69,7 +69,12 @@ TEST_CASE("a warm call_into makes no heap allocation") {
     CHECK(allocations_of([&] { fused.call_into(y, x); }) == 0);
     CHECK(allocations_of([&] { interpreted.call_into(y, x); }) == 0);
     CHECK(allocations_of([&] { reduced.call_into(z, a, b); }) == 0);
-    CHECK(allocations_of([&] { auto r = fused(x); }) == 1); // the result's buffer
+#ifdef XTENSOR_USE_XSIMD
+    const int result_buffers = 0; // xsimd's aligned allocator does not call operator new
+#else
+    const int result_buffers = 1;
+#endif
+    CHECK(allocations_of([&] { auto r = fused(x); }) == result_buffers);
     CHECK(same(z, reduced(a, b)));
 }
 
