@@ -14,6 +14,7 @@
 
 #include <memory>
 #include <span>
+#include <tuple>
 #include <type_traits>
 #include <vector>
 
@@ -103,6 +104,38 @@ erased<T> linked(const xt::xarray<T>& value, const erased<T>& link) {
     return erased<T>(
         tape, tape->add_custom_gradient(copy.id(), {link.id()}, std::make_shared<pass_gradient>(),
                                         interp::elementwise_kernels<op::cast<T>, T, T>()));
+}
+
+/// `x`, a result of a cond, while_loop or scan run now, as a node of its own on the active tape
+/// whose gradient passes on to x's node. A traced cond's or loop's result is a node of its own,
+/// so a loop that ran no step, or a branch that returns its input, does not make the result
+/// *be* the input: gradients with respect to the result are the result's, run eagerly too.
+/// Anything else (no tape, another tape, integers) comes back as it is.
+template <class X>
+X fresh_on_tape(const X& x) {
+    using T = typename X::value_type;
+    if constexpr (std::is_floating_point_v<T>) {
+        const auto& tape = active_tape();
+        if constexpr (eager_tensor_type<X>) {
+            if (tape && x.tape() == tape) {
+                X out = x;
+                out.record_on(tape, linked(x.value(), erased<T>(tape, x.tape_node())).id());
+                return out;
+            }
+        } else if constexpr (std::is_same_v<X, erased<T>>) {
+            if (tape && x.builder() == tape)
+                return erased<T>(tape, tape->add_custom_gradient(
+                                           x.id(), {x.id()}, std::make_shared<pass_gradient>(),
+                                           interp::elementwise_kernels<op::cast<T>, T, T>()));
+        }
+    }
+    return x;
+}
+
+/// Each tensor of a tuple through fresh_on_tape.
+template <class... Xs>
+std::tuple<Xs...> fresh_on_tape(const std::tuple<Xs...>& xs) {
+    return std::apply([](const auto&... x) { return std::tuple<Xs...>(fresh_on_tape(x)...); }, xs);
 }
 
 /// Deferred `y`'s value now as a deferred tensor: linked to y on the active tape when y is

@@ -6,6 +6,7 @@
 
 #include "../config.hpp"
 #include "../core/error.hpp"
+#include "../eager/tape.hpp"
 #include "erase.hpp"
 #include "results.hpp"
 
@@ -154,10 +155,11 @@ auto cond(const P& pred, Then then_fn, Else else_fn) {
         if constexpr (std::is_void_v<RT>)
             p.value()() ? detail::run_branch(then_fn) : detail::run_branch(else_fn);
         else if constexpr (detail::traceable_cond<P, Then, Else>())
-            return detail::typed_cond_result<P, RT, RE>(p.value()() ? detail::run_branch(then_fn)
-                                                                    : detail::run_branch(else_fn));
+            return detail::typed_cond_result<P, RT, RE>(detail::fresh_on_tape(
+                p.value()() ? detail::run_branch(then_fn) : detail::run_branch(else_fn)));
         else
-            return p.value()() ? detail::run_branch(then_fn) : detail::run_branch(else_fn);
+            return detail::fresh_on_tape(p.value()() ? detail::run_branch(then_fn)
+                                                     : detail::run_branch(else_fn));
     }
 }
 

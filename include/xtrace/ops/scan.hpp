@@ -136,11 +136,13 @@ struct scan_tape {
                 steps.push_back(on_tape(tape, out));
     }
 
-    /// The steps' outputs stacked, whose value is `stacked`, as the tape's; nothing when no
-    /// step ran (the empty stack depends on nothing).
+    /// The steps' outputs stacked, whose value is `stacked`, as the tape's; when no step ran, a
+    /// leaf of the tape (the empty stack depends on nothing, but is a value of the call).
     std::optional<erased<T>> stack(const xt::xarray<T>& stacked) const {
-        if (!tape || steps.empty())
+        if (!tape)
             return std::nullopt;
+        if (steps.empty())
+            return snapshot<T>(stacked, tape);
         const auto length = static_cast<std::int64_t>(steps.size());
         std::optional<erased<T>> sum;
         for (std::int64_t i = 0; i < length; ++i) {
@@ -380,7 +382,7 @@ auto run_scan(Fn& fn, const std::tuple<Cs...>& init, const std::tuple<Xs...>& xs
         }
     }
     return unwrap_single(std::tuple_cat(
-        std::move(vars), [&]<std::size_t... K>(std::index_sequence<K...>) {
+        fresh_on_tape(vars), [&]<std::size_t... K>(std::index_sequence<K...>) {
             return std::tuple(
                 stacked_result<Symbolic>(std::get<K>(stacks).stack(), std::get<K>(stack_tapes))...);
         }(std::make_index_sequence<outputs - carried>{})));

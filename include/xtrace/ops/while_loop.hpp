@@ -117,7 +117,7 @@ auto run_loop(std::int64_t limit, C& cond_fn, B& body_fn, const Xs&... init) {
         }
         (std::index_sequence_for<Xs...>{});
     }
-    return unwrap_single(std::move(vars));
+    return unwrap_single(fresh_on_tape(vars)); // a loop that ran no step: not its input
 }
 
 /// A traced loop of one variable shows in its type as node<op::while_loop, X>, for
