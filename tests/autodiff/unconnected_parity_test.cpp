@@ -3,7 +3,7 @@
 // its result the same tensor as the input), an empty stack of a scan that ran no step is still
 // a value of the call, and a stop_gradient inside a body cuts the path as it does outside.
 // Regressions from the random-program differential tester (program seeds 21004800, 21042549,
-// 21066894).
+// 21066894, 23348174).
 
 #include "autodiff/finite_differences.hpp"
 #include "support/eager_scope.hpp"
@@ -84,4 +84,26 @@ TEST_CASE("a stop_gradient inside a scan body cuts the path to a host function b
     const auto [traced, eagerly] = traced_and_eager(f, x);
     CHECK(traced == xt::xarray<float>(xt::zeros<float>({2})));
     CHECK(eagerly == traced);
+}
+
+TEST_CASE("a scanned value that reaches only an unused per-step output gets no gradient") {
+    // Only the final carry is used; the scanned values (from a host function without a
+    // gradient) reach the per-step outputs alone, which no gradient comes back from.
+    auto f = xtrace::function(
+        [](auto x, auto n) {
+            auto hosted = xtrace::host_function(
+                [](const xt::xarray<float>& h) { return xt::xarray<float>(xt::flatten(h)); },
+                xtrace::spec<float>({-1}), x);
+            auto [c, ys] = xtrace::scan(
+                [](auto a, auto v) { return std::tuple(a * 2.f + 1.f, xtrace::cos(v) + a); },
+                xtrace::cast<float>(n), hosted);
+            (void)ys;
+            return xtrace::gradients(xtrace::sum(c) + xtrace::sum(x), x);
+        },
+        quiet());
+    const xt::xarray<float> x = {0.5f, 1.5f, -2.f};
+    const auto [traced, eagerly] = traced_and_eager(f, x, xt::xarray<std::int32_t>(3));
+    const xt::xarray<float> ones = xt::ones<float>({3});
+    CHECK(traced == ones);
+    CHECK(eagerly == ones);
 }

@@ -178,6 +178,50 @@ private:
 
     static bool differentiable(dtype t) { return is_floating(t); }
 
+    // True when arg `position` of subgraph g can pass a gradient to one of g's `live` outputs:
+    // along a path of float values that no stop_gradient cuts (a nested control node as
+    // passing any input to each of its results). A value that only reaches a body through a
+    // stop_gradient, or only reaches outputs no gradient comes back from, gets no gradient from
+    // it, as when run eagerly, so nothing is asked of what computed it.
+    static bool passes_gradient(const graph::graph& g, std::size_t position,
+                                const std::vector<bool>& live) {
+        std::vector<bool> from(g.nodes.size(), false);
+        for (graph::node_id id = 0; id < g.nodes.size(); ++id) {
+            const graph::node& n = g[id];
+            if (n.op == op_kind::arg) {
+                from[id] =
+                    static_cast<std::size_t>(n.arg_position) == position && differentiable(n.type);
+                continue;
+            }
+            const bool control =
+                n.op == op_kind::cond || n.op == op_kind::while_loop || n.op == op_kind::scan;
+            if (n.op == op_kind::stop_gradient || (!control && !differentiable(n.type)))
+                continue;
+            for (graph::node_id in : n.inputs)
+                from[id] = from[id] || from[in];
+        }
+        for (std::size_t k = 0; k < g.outputs.size(); ++k)
+            if (live[k] && from[g.outputs[k]])
+                return true;
+        return false;
+    }
+
+    // The outputs of a loop or scan body that a gradient can come back from: those whose
+    // results have one (`seeded`), and each carry (output j, read back as arg j) that passes a
+    // gradient to one of them.
+    static std::vector<bool> live_outputs(const graph::graph& body, std::size_t carried,
+                                          std::vector<bool> seeded) {
+        for (bool changed = true; changed;) {
+            changed = false;
+            for (std::size_t j = 0; j < carried; ++j)
+                if (!seeded[j] && passes_gradient(body, j, seeded)) {
+                    seeded[j] = true;
+                    changed = true;
+                }
+        }
+        return seeded;
+    }
+
     graph::node_id of_node(T_id x) {
         if (x < adjoint_.size() && adjoint_[x])
             return *adjoint_[x];
@@ -698,8 +742,12 @@ private:
             inputs.push_back(seeds[k] ? *seeds[k] : r_.zeros_like(results[k]));
         // One gradient per float input after the predicate, in both branches.
         std::vector<std::size_t> wrt;
+        std::vector<bool> live(seeds.size());
+        for (std::size_t k = 0; k < seeds.size(); ++k)
+            live[k] = seeds[k].has_value();
         for (std::size_t p = 1; p < n.inputs.size(); ++p)
-            if (differentiable(r_.type(n.inputs[p])) && relevant_[n.inputs[p]])
+            if (differentiable(r_.type(n.inputs[p])) && relevant_[n.inputs[p]] &&
+                (passes_gradient(*n.bodies[0], p, live) || passes_gradient(*n.bodies[1], p, live)))
                 wrt.push_back(p);
         if (wrt.empty())
             return;
@@ -829,8 +877,13 @@ private:
         for (std::size_t j = 0; j < vars; ++j)
             if (differentiable(r_.type(init[j])))
                 float_vars.push_back(j);
+        std::vector<bool> seeded(vars);
+        for (std::size_t j = 0; j < vars; ++j)
+            seeded[j] = seed[j].has_value();
+        const std::vector<bool> live = live_outputs(body, vars, seeded);
         for (std::size_t i = 0; i < captures.size(); ++i)
-            if (differentiable(r_.type(captures[i])) && relevant_[captures[i]])
+            if (differentiable(r_.type(captures[i])) && relevant_[captures[i]] &&
+                passes_gradient(body, vars + i, live))
                 float_caps.push_back(i);
         if (float_vars.empty())
             return;
@@ -888,11 +941,17 @@ private:
         for (std::size_t j = 0; j < carried; ++j)
             if (differentiable(r_.type(init[j])))
                 float_carries.push_back(j);
+        std::vector<bool> seeded(outputs);
+        for (std::size_t k = 0; k < outputs; ++k)
+            seeded[k] = seed[k].has_value();
+        const std::vector<bool> live = live_outputs(body, carried, seeded);
         for (std::size_t s = 0; s < scanned; ++s)
-            if (differentiable(r_.type(xs[s])) && relevant_[xs[s]])
+            if (differentiable(r_.type(xs[s])) && relevant_[xs[s]] &&
+                passes_gradient(body, carried + s, live))
                 float_xs.push_back(s);
         for (std::size_t i = 0; i < caps.size(); ++i)
-            if (differentiable(r_.type(caps[i])) && relevant_[caps[i]])
+            if (differentiable(r_.type(caps[i])) && relevant_[caps[i]] &&
+                passes_gradient(body, carried + scanned + i, live))
                 float_caps.push_back(i);
         for (std::size_t k = carried; k < outputs; ++k)
             if (differentiable(body[body.outputs[k]].type))
