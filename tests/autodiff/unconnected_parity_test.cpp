@@ -3,7 +3,7 @@
 // its result the same tensor as the input), an empty stack of a scan that ran no step is still
 // a value of the call, and a stop_gradient inside a body cuts the path as it does outside.
 // Regressions from the random-program differential tester (program seeds 21004800, 21042549,
-// 21066894, 23348174).
+// 21066894, 23348174, 29179396).
 
 #include "autodiff/finite_differences.hpp"
 #include "support/eager_scope.hpp"
@@ -106,4 +106,22 @@ TEST_CASE("a scanned value that reaches only an unused per-step output gets no g
     const xt::xarray<float> ones = xt::ones<float>({3});
     CHECK(traced == ones);
     CHECK(eagerly == ones);
+}
+
+TEST_CASE("a value computed from x through a comparison gets no gradient, nor asks one") {
+    // The host function reads x only through a bool and a cast back to float: no gradient
+    // flows along that path, so the host function needs none.
+    auto f = xtrace::function(
+        [](auto x) {
+            auto hosted = xtrace::host_function(
+                [](const xt::xarray<float>& h) { return xt::xarray<float>(xt::flatten(h)); },
+                xtrace::spec<float>({-1}), xtrace::cast<float>(x > 0.f));
+            return xtrace::gradients(xtrace::sum(hosted) + xtrace::sum(x * 2.f), x);
+        },
+        quiet());
+    const xt::xarray<float> x = {0.5f, -1.5f};
+    const auto [traced, eagerly] = traced_and_eager(f, x);
+    const xt::xarray<float> twos = {2.f, 2.f};
+    CHECK(traced == twos);
+    CHECK(eagerly == twos);
 }
