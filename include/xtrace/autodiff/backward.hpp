@@ -161,8 +161,15 @@ private:
             for (const target& t : targets)
                 if (t.var && is_read_of(n, t.var))
                     relevant_[id] = true;
+            // No gradient flows through a stop_gradient or into a bool or integer value (a
+            // comparison, a cast to int): what is computed from them does not depend on a
+            // target for gradients, as on an eager tape.
+            const bool control =
+                n.op == op_kind::cond || n.op == op_kind::while_loop || n.op == op_kind::scan;
+            const bool passes =
+                n.op != op_kind::stop_gradient && (control || differentiable(n.type));
             for (T_id in : n.inputs)
-                if (relevant_[in])
+                if (relevant_[in] && passes)
                     relevant_[id] = true;
             if (n.custom_gradient) // its rule's inputs, whatever its value was computed from
                 if (const auto* found = r_.builder().custom_gradient(id))
