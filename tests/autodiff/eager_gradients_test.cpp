@@ -10,15 +10,6 @@ using namespace xtrace::testing;
 
 namespace {
 
-// Each result of a traced call, then of the same call run eagerly.
-template <class F, class... A>
-auto traced_and_eager(const F& f, const A&... args) {
-    auto traced = f(args...);
-    eager_scope eager;
-    auto eagerly = f(args...);
-    return std::pair(traced, eagerly);
-}
-
 template <class Tuple>
 void check_all_near(const Tuple& a, const Tuple& b, double tol) {
     [&]<std::size_t... K>(std::index_sequence<K...>) {

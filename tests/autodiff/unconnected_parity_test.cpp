@@ -10,19 +10,6 @@
 
 using namespace xtrace::testing;
 
-namespace {
-
-// f's results traced, then run eagerly.
-template <class F, class... A>
-auto traced_and_eager(const F& f, const A&... args) {
-    auto traced = f(args...);
-    eager_scope eager;
-    auto eagerly = f(args...);
-    return std::pair(traced, eagerly);
-}
-
-} // namespace
-
 TEST_CASE("a loop that ran no step, and a cond branch returning its input, give new values") {
     // y depends on x directly; the loop's and the cond's results are not what y was computed
     // from, so their gradients are zeros, as TensorFlow's graph mode gives.

@@ -21,6 +21,15 @@ private:
     bool was_;
 };
 
+/// f's results traced, then run eagerly (run_functions_eagerly(true)), as a std::pair.
+template <class F, class... A>
+auto traced_and_eager(const F& f, const A&... args) {
+    auto traced = f(args...);
+    eager_scope eager;
+    auto eagerly = f(args...);
+    return std::pair(traced, eagerly);
+}
+
 /// Calls f traced and eagerly on the same arguments and returns {traced, eager}. On the way it
 /// checks that the block interpreter (static fusion off) agrees with the traced result, so that
 /// both execution paths are covered wherever this helper is used.
