@@ -3,6 +3,7 @@
 // top level the gradient stores each iteration (linear in N); taken inside a cond branch it
 // recomputes each iteration's state from the start instead (quadratic in N).
 
+#include "normal_array.hpp"
 #include "ratio_reporter.hpp"
 
 #include <xtrace/xtrace.hpp>
@@ -11,13 +12,7 @@
 
 namespace {
 
-xt::xarray<float> random(std::vector<std::size_t> shape, float scale, std::mt19937& gen) {
-    std::normal_distribution<float> normal(0.f, scale);
-    auto m = xt::xarray<float>::from_shape(shape);
-    for (auto& v : m)
-        v = normal(gen);
-    return m;
-}
+using xtrace::bench::normal_array;
 
 // sum(h_N^2) for h_{k+1} = tanh(h_k w + b), while k < n.
 auto rnn_loss = [](auto h0, auto w, auto b, auto n) {
@@ -34,8 +29,9 @@ enum class variant { forward, stored, recomputed };
 template <variant V>
 void loop(benchmark::State& state) {
     std::mt19937 gen(5);
-    const xt::xarray<float> h0 = random({1, 32}, 1.f, gen), w = random({32, 32}, 0.2f, gen),
-                            b = random({32}, 0.1f, gen);
+    const xt::xarray<float> h0 = normal_array({1, 32}, 1.f, gen),
+                            w = normal_array({32, 32}, 0.2f, gen),
+                            b = normal_array({32}, 0.1f, gen);
     const xt::xarray<std::int32_t> n(static_cast<std::int32_t>(state.range(0)));
     auto f = xtrace::function(
         [](auto h0, auto w, auto b, auto n) {

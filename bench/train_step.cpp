@@ -2,6 +2,7 @@
 // by xtrace::gradients against the same step with hand-derived gradients (the anchor), both
 // traced; batch 64, sizes 2 -> 16 -> 1 and 256 -> 512 -> 10.
 
+#include "normal_array.hpp"
 #include "ratio_reporter.hpp"
 
 #include <xtrace/xtrace.hpp>
@@ -10,19 +11,13 @@
 
 namespace {
 
-xt::xarray<float> random(std::vector<std::size_t> shape, float scale, std::mt19937& gen) {
-    std::normal_distribution<float> normal(0.f, scale);
-    auto m = xt::xarray<float>::from_shape(shape);
-    for (auto& v : m)
-        v = normal(gen);
-    return m;
-}
+using xtrace::bench::normal_array;
 
 struct model {
     xtrace::variable<float> w1, b1, w2, b2;
     model(std::size_t in, std::size_t hidden, std::size_t out, std::mt19937& gen)
-        : w1(random({in, hidden}, 0.1f, gen)), b1(random({hidden}, 0.1f, gen)),
-          w2(random({hidden, out}, 0.1f, gen)), b2(random({out}, 0.1f, gen)) {}
+        : w1(normal_array({in, hidden}, 0.1f, gen)), b1(normal_array({hidden}, 0.1f, gen)),
+          w2(normal_array({hidden, out}, 0.1f, gen)), b2(normal_array({out}, 0.1f, gen)) {}
 };
 
 template <bool Automatic>
@@ -31,7 +26,8 @@ void train_step(benchmark::State& state) {
     const std::size_t hidden = in == 2 ? 16 : 512, out = in == 2 ? 1 : 10;
     std::mt19937 gen(3);
     model m(in, hidden, out, gen);
-    const xt::xarray<float> x = random({64, in}, 1.f, gen), t = random({64, out}, 1.f, gen);
+    const xt::xarray<float> x = normal_array({64, in}, 1.f, gen),
+                            t = normal_array({64, out}, 1.f, gen);
     auto step = xtrace::function(
         [&](auto x, auto target) {
             auto w1 = m.w1.read(), b1 = m.b1.read(), w2 = m.w2.read(), b2 = m.b2.read();
