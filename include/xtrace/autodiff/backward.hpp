@@ -164,10 +164,8 @@ private:
             // No gradient flows through a stop_gradient or into a bool or integer value (a
             // comparison, a cast to int): what is computed from them does not depend on a
             // target for gradients, as on an eager tape.
-            const bool control =
-                n.op == op_kind::cond || n.op == op_kind::while_loop || n.op == op_kind::scan;
             const bool passes =
-                n.op != op_kind::stop_gradient && (control || differentiable(n.type));
+                n.op != op_kind::stop_gradient && (is_control(n.op) || differentiable(n.type));
             for (T_id in : n.inputs)
                 if (relevant_[in] && passes)
                     relevant_[id] = true;
@@ -185,6 +183,12 @@ private:
 
     static bool differentiable(dtype t) { return is_floating(t); }
 
+    // A cond, while_loop or scan. Its results are read through other nodes, so its own `type`
+    // says nothing about whether they are differentiable: it passes relevance whatever it holds.
+    static bool is_control(op_kind k) {
+        return k == op_kind::cond || k == op_kind::while_loop || k == op_kind::scan;
+    }
+
     // True when arg `position` of subgraph g can pass a gradient to one of g's `live` outputs:
     // along a path of float values that no stop_gradient cuts (a nested control node as
     // passing any input to each of its results). A value that only reaches a body through a
@@ -200,9 +204,7 @@ private:
                     static_cast<std::size_t>(n.arg_position) == position && differentiable(n.type);
                 continue;
             }
-            const bool control =
-                n.op == op_kind::cond || n.op == op_kind::while_loop || n.op == op_kind::scan;
-            if (n.op == op_kind::stop_gradient || (!control && !differentiable(n.type)))
+            if (n.op == op_kind::stop_gradient || (!is_control(n.op) && !differentiable(n.type)))
                 continue;
             for (graph::node_id in : n.inputs)
                 from[id] = from[id] || from[in];
