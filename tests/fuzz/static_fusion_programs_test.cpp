@@ -3,8 +3,8 @@
 // have, so these are drawn at compile time: a constexpr generator turns each seed into an
 // elementwise expression over three float arguments, and each runs statically fused, through
 // the interpreter and eagerly, through the interpreter's compiled pieces (a strided argument,
-// a reduction), and in row tiles. Exact ops must agree bit for bit, and transcendentals within a
-// tolerance.
+// a reduction they fold into), and in row tiles. Exact ops must agree bit for bit, and
+// transcendentals within a tolerance.
 
 #include "support/eager_scope.hpp"
 #include "support/testing.hpp"
@@ -110,6 +110,8 @@ bool agree(const xt::xarray<float>& a, const xt::xarray<float>& b, bool exact) {
 int fused_programs = 0;
 // Programs whose reduction reads a compiled piece.
 int pieces_run = 0;
+// Of those, programs whose piece folded into the reduction.
+int folded_runs = 0;
 // Plans that ran in row tiles.
 int tiled_runs = 0;
 // Normalised programs whose last step's piece computes x - mean again.
@@ -135,8 +137,18 @@ void run_program() {
     // A strided z stops the whole-program kernel: the interpreter runs the program's compiled
     // pieces instead (z is then a leaf it gathers), here and under a sum that reduces inside the
     // same region. Each must give what the interpreter gives op by op.
+    // The reduction (a sum, maximum or mean by seed) folds the piece it reads into its kernel.
     auto summed = xtrace::function(
-        [](auto x, auto y, auto z) { return xtrace::sum(gen<S, depth>(x, y, z), {0}); }, quiet());
+        [](auto x, auto y, auto z) {
+            constexpr unsigned which = pick(next(next(next(next(S)))), 3);
+            if constexpr (which == 0)
+                return xtrace::sum(gen<S, depth>(x, y, z), {0});
+            else if constexpr (which == 1)
+                return xtrace::max(gen<S, depth>(x, y, z), {0});
+            else
+                return xtrace::mean(gen<S, depth>(x, y, z), {0});
+        },
+        quiet());
     auto by_op = [](const auto& fn) {
         return xtrace::function(fn.lambda(), quiet(xtrace::options{.static_fusion = false}));
     };
@@ -185,12 +197,13 @@ void run_program() {
         recomputing_pieces +=
             plan.find("fused") != std::string::npos && plan.find("= sub(") == plan.rfind("= sub(");
     }
-    pieces_run +=
+    const std::string summed_plan =
         summed
             .get_concrete_function(xtrace::spec<float>({1030}), xtrace::spec<float>({1030}),
                                    xtrace::spec<float>({1030}))
-            .plan_text()
-            .find("fused") != std::string::npos;
+            .plan_text();
+    pieces_run += summed_plan.find("fused") != std::string::npos;
+    folded_runs += summed_plan.find("folded into") != std::string::npos;
 }
 
 template <std::uint64_t... Seeds>
@@ -205,6 +218,7 @@ TEST_CASE("random elementwise programs agree: static fusion, interpreter and eag
     CHECK(fused_programs >= 16);
     INFO(pieces_run << " of 24 programs ran a piece");
     CHECK(pieces_run >= 12);
+    CHECK(folded_runs >= 12);
     CHECK(tiled_runs >= 12); // of 24 (the others run untiled: a budget of 0)
     INFO(recomputing_pieces << " of 24 normalised programs computed x - mean again");
     CHECK(recomputing_pieces >= 16);

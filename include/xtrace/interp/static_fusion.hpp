@@ -13,6 +13,7 @@
 #include "../expr/node.hpp"
 #include "../plan/plan.hpp"
 #include "kernels.hpp"
+#include "reduce.hpp"
 
 #include <array>
 #include <cstddef>
@@ -221,17 +222,30 @@ inline constexpr std::uint64_t one_value_leaves = detail::eval<E, 0>::one_value_
 /// and, when one_value_leaves<E> is not 0, a pointer to the mask of those that are one value.
 using kernel_fn = void (*)(const void* const* leaves, void* out, std::size_t n);
 
+namespace detail {
+
+// The table a kernel of E reads: its leaf pointers, the mask of leaves that are one value, and
+// those values.
+template <class E>
+leaf_table<typename E::value_type, leaf_count<E>> table_of(const void* const* leaves) {
+    using T = typename E::value_type;
+    leaf_table<T, leaf_count<E>> t;
+    for (std::size_t k = 0; k < leaf_count<E>; ++k)
+        t.at[k] = static_cast<const T*>(leaves[k]);
+    if constexpr (one_value_leaves<E> != 0)
+        t.one = *static_cast<const std::uint64_t*>(leaves[leaf_count<E>]);
+    eval<E, 0>::load(t, leaves);
+    return t;
+}
+
+} // namespace detail
+
 template <class E>
 void kernel(const void* const* leaves, void* out, std::size_t n) {
     using T = typename E::value_type;
     using B = simd::batch<T>;
     T* o = static_cast<T*>(out);
-    detail::leaf_table<T, leaf_count<E>> t;
-    for (std::size_t k = 0; k < leaf_count<E>; ++k)
-        t.at[k] = static_cast<const T*>(leaves[k]);
-    if constexpr (one_value_leaves<E> != 0)
-        t.one = *static_cast<const std::uint64_t*>(leaves[leaf_count<E>]);
-    detail::eval<E, 0>::load(t, leaves);
+    const auto t = detail::table_of<E>(leaves);
     std::size_t i = 0;
     for (; i + unroll * B::size <= n; i += unroll * B::size) {
         [&]<std::size_t... u>(std::index_sequence<u...>) {
@@ -244,6 +258,44 @@ void kernel(const void* const* leaves, void* out, std::size_t n) {
         detail::eval<E, 0>::template batch<B>(t, i).store_unaligned(o + i);
     for (; i < n; ++i)
         o[i] = static_cast<T>(detail::eval<E, 0>::one(t, i));
+}
+
+/// Computes n elements of E and folds them into the results of reduction Red over its innermost
+/// dims (graph::fold_fn): each stretch within one result reduces as interp::detail::reduce_run
+/// reduces a stored block, four accumulators then their lanes, so nothing is stored but results.
+template <class E, class Red>
+void fold_kernel(const void* const* leaves, std::size_t start, std::size_t n, std::size_t inner,
+                 std::byte* acc) {
+    using T = typename E::value_type;
+    using R = interp::detail::reducer<Red, T>;
+    using B = simd::batch<T>;
+    using V = detail::eval<E, 0>;
+    const auto t = detail::table_of<E>(leaves);
+    T* results = reinterpret_cast<T*>(acc);
+    for (std::size_t i = 0; i < n;) {
+        const std::size_t row = (start + i) / inner;
+        const std::size_t end = std::min(n, (row + 1) * inner - start);
+        T run = R::identity();
+        if constexpr (R::simd) {
+            constexpr std::size_t w = B::size;
+            if (end - i >= 4 * w) {
+                B a0(R::identity()), a1(R::identity()), a2(R::identity()), a3(R::identity());
+                for (; i + 4 * w <= end; i += 4 * w) {
+                    a0 = R::combine(a0, V::template batch<B>(t, i));
+                    a1 = R::combine(a1, V::template batch<B>(t, i + w));
+                    a2 = R::combine(a2, V::template batch<B>(t, i + 2 * w));
+                    a3 = R::combine(a3, V::template batch<B>(t, i + 3 * w));
+                }
+                alignas(64) T lanes[w];
+                R::combine(R::combine(a0, a1), R::combine(a2, a3)).store_aligned(lanes);
+                for (std::size_t l = 0; l < w; ++l)
+                    run = R::combine(run, lanes[l]);
+            }
+        }
+        for (; i < end; ++i)
+            run = R::combine(run, static_cast<T>(V::one(t, i)));
+        results[row] = R::combine(results[row], run);
+    }
 }
 
 /// True when E gets a compiled kernel: fusable, and within the node and leaf limits.
@@ -339,6 +391,7 @@ struct walk { // an argument or an erased value: a leaf, with nothing below to f
         leaves.push_back(id);
         return true;
     }
+    template <class Red = void>
     static void root(graph::graph&, graph::node_id) {}
     static void below(graph::graph&, graph::node_id) {}
 };
@@ -356,7 +409,7 @@ struct walk<constant<T>> : walk<void*> {
 
 template <class C>
 struct walk<cut<C>> : walk<void*> {
-    static void below(graph::graph& g, graph::node_id id) { walk<C>::root(g, id); }
+    static void below(graph::graph& g, graph::node_id id) { walk<C>::template root<>(g, id); }
 };
 
 template <class Op, class... Cs>
@@ -377,12 +430,20 @@ struct walk<node<Op, Cs...>> {
             return walk<void*>::mirror(g, id, leaves);
         }
     }
+    // Red: the reduction reading the piece's root, whose kernel then comes fused with it too.
+    template <class Red = void>
     static void root(graph::graph& g, graph::node_id id) {
         if constexpr (interior<E> && op_count<E> >= 2) {
             std::vector<graph::node_id> leaves;
-            if (mirror(g, id, leaves) && leaves.size() == leaf_count<E>)
-                g.nodes[id].piece = std::make_shared<const graph::fused_piece>(graph::fused_piece{
-                    &kernel<E>, op_count<E>, std::move(leaves), one_value_leaves<E>});
+            if (mirror(g, id, leaves) && leaves.size() == leaf_count<E>) {
+                graph::fused_piece piece{&kernel<E>, op_count<E>, std::move(leaves),
+                                         one_value_leaves<E>};
+                if constexpr (!std::is_void_v<Red>) {
+                    piece.fold = &fold_kernel<E, Red>;
+                    piece.fold_op = Red::kind;
+                }
+                g.nodes[id].piece = std::make_shared<const graph::fused_piece>(std::move(piece));
+            }
         }
         below(g, id);
     }
@@ -395,8 +456,10 @@ struct walk<node<Op, Cs...>> {
                 // In a piece its operands go on it; under another op each roots its own.
                 if constexpr (interior<E>)
                     (walk<Cs>::below(g, in[K]), ...);
+                else if constexpr (info(Op::kind).reduction)
+                    (walk<typename partition<Cs>::type>::template root<Op>(g, in[K]), ...);
                 else
-                    (walk<typename partition<Cs>::type>::root(g, in[K]), ...);
+                    (walk<typename partition<Cs>::type>::template root<>(g, in[K]), ...);
             }
             (std::index_sequence_for<Cs...>{});
         }
@@ -406,7 +469,7 @@ struct walk<node<Op, Cs...>> {
 template <class R>
 void attach_to_output(graph::graph& g, std::size_t k) {
     if constexpr (expr::tree_size<R> <= max_piece_walk)
-        walk<typename partition<R>::type>::root(g, g.outputs[k]);
+        walk<typename partition<R>::type>::template root<>(g, g.outputs[k]);
 }
 
 } // namespace detail

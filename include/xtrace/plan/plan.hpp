@@ -62,6 +62,10 @@ struct instruction {
     /// A fused piece's leaves read as one value per block (bit k: leaf k), each the value of the
     /// block's row (a row splat): the kernel reads this mask after its leaf pointers.
     std::uint64_t one_value = 0;
+    /// A fused piece whose only reader is tail reduction `tail`: `fold` computes its block and
+    /// folds it into that reduction's results, in place of `fn` and the tail's own pass.
+    graph::fold_fn fold = nullptr;
+    std::uint16_t tail = 0;
 };
 
 /// A reduction of a region's node over its innermost or outermost dims, computed block by block
@@ -72,6 +76,7 @@ struct tail_reduction {
     std::size_t count = 1;   ///< input elements per result
     std::size_t results = 0; ///< result elements
     bool outer = false;      ///< the outermost dims are reduced (else the innermost)
+    bool folded = false;     ///< its input's piece folds into it (instruction::fold)
 };
 
 /// A maximal set of elementwise nodes of one shape, run together block by block. Slots number

@@ -382,7 +382,12 @@ private:
                     for (std::size_t j = 0; j < ins.leaves; ++j)
                         in[j] = ptrs[leaf[j]];
                     in[ins.leaves] = &ins.one_value;
-                    ins.fn(in, ptrs[ins.out], n);
+                    if (ins.fold) {
+                        const tail_target to = target(st, ins.tail, c, start);
+                        ins.fold(in, to.start, n, r.tails[ins.tail].count, to.results);
+                    } else {
+                        ins.fn(in, ptrs[ins.out], n);
+                    }
                     continue;
                 }
                 const void* in[3] = {ptrs[ins.in[0]], ptrs[ins.in[1]], ptrs[ins.in[2]]};
@@ -390,23 +395,32 @@ private:
             }
             for (std::size_t t = 0; t < r.tails.size(); ++t) {
                 const plan::tail_reduction& tail = r.tails[t];
-                const graph::reduce_kernels& k = *g_[tail.node].reduce;
-                if (st.chunks == 1) { // straight into the home
-                    if (tail.outer)
-                        k.accumulate_outer(ptrs[tail.slot], start, n, tail.results,
-                                           home_data(tail.node));
-                    else
-                        k.accumulate(ptrs[tail.slot], start, n, tail.count, home_data(tail.node));
+                if (tail.folded)
                     continue;
-                }
-                const std::size_t e = t * st.chunks + c;
+                const graph::reduce_kernels& k = *g_[tail.node].reduce;
+                const tail_target to = target(st, t, c, start);
                 if (tail.outer)
-                    k.accumulate_outer(ptrs[tail.slot], start, n, tail.results, st.partials[e]);
-                else // shifted so that the chunk's first result is the partial's first
-                    k.accumulate(ptrs[tail.slot], start - st.first_results[e] * tail.count, n,
-                                 tail.count, st.partials[e]);
+                    k.accumulate_outer(ptrs[tail.slot], to.start, n, tail.results, to.results);
+                else
+                    k.accumulate(ptrs[tail.slot], to.start, n, tail.count, to.results);
             }
         }
+    }
+
+    // Where a block of chunk c starting at element `start` folds into tail reduction t: the
+    // results themselves when the region runs as one chunk, else the chunk's partial results,
+    // with the start shifted so that the chunk's first result is the partial's first.
+    struct tail_target {
+        std::byte* results;
+        std::size_t start;
+    };
+    tail_target target(const region_state& st, std::size_t t, std::size_t c,
+                       std::size_t start) const {
+        const plan::tail_reduction& tail = st.r->tails[t];
+        if (st.chunks == 1)
+            return {home_data(tail.node), start};
+        const std::size_t e = t * st.chunks + c;
+        return {st.partials[e], tail.outer ? start : start - st.first_results[e] * tail.count};
     }
 
     void view_strides(graph::node_id id, std::int64_t* out) const {

@@ -111,6 +111,39 @@ XTRACE_DECL void allocate_registers(region& r, const graph::graph& g,
         const graph::kernel_set& kernels = *g[r.nodes[i]].kernels;
         r.program[i].fn = k == 0 ? kernels.splat_first : kernels.splat_second;
     }
+    // A piece read only by one innermost tail reduction, of the reduction its kernel was fused
+    // with, folds into it: its elements need no register.
+    std::vector<char> folded(r.nodes.size(), 0);
+    for (std::size_t t = 0; t < r.tails.size(); ++t) {
+        tail_reduction& tail = r.tails[t];
+        if (tail.outer || tail.slot < n_in)
+            continue;
+        const std::size_t i = tail.slot - n_in;
+        const graph::node& n = g[r.nodes[i]];
+        const bool alone = std::count_if(r.tails.begin(), r.tails.end(),
+                                         [&](const auto& o) { return o.slot == tail.slot; }) == 1;
+        if (!alone || r.live_out[i] || r.program[i].leaves == 0 || !n.piece->fold ||
+            n.piece->fold_op != g[tail.node].op || g[tail.node].type != n.type)
+            continue;
+        bool read = false;
+        for (std::size_t k = i + 1; k < r.nodes.size() && !read; ++k) {
+            const instruction& other = r.program[k];
+            if (other.leaves)
+                read =
+                    std::find(r.leaf_slots.begin() + other.first_leaf,
+                              r.leaf_slots.begin() + other.first_leaf + other.leaves,
+                              tail.slot) != r.leaf_slots.begin() + other.first_leaf + other.leaves;
+            else
+                for (std::size_t j = 0; j < g[r.nodes[k]].inputs.size(); ++j)
+                    read = read || other.in[j] == tail.slot;
+        }
+        if (read)
+            continue;
+        folded[i] = 1;
+        tail.folded = true;
+        r.program[i].fold = n.piece->fold;
+        r.program[i].tail = static_cast<std::uint16_t>(t);
+    }
     // Inputs that need one keep a register for the whole block (gathered or splatted into it);
     // computed nodes that are not live-out share registers once their last reader has run.
     // Kernels read element i before writing it, so a result may take the register of an operand
@@ -145,7 +178,7 @@ XTRACE_DECL void allocate_registers(region& r, const graph::graph& g,
                 const bool wide = dtype_size(g[r.nodes[s - n_in]].type) >= out_size;
                 release(wide ? free_list : freed_after, r.registers[s]);
             }
-        if (!r.live_out[i]) {
+        if (!r.live_out[i] && !folded[i]) {
             if (free_list.empty()) {
                 r.registers[n_in + i] = count++;
             } else {

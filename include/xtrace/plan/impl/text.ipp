@@ -68,6 +68,8 @@ inline void region_text(std::ostream& os, const plan& p, const graph::graph& g, 
         os << " : " << dtype_name(n.type);
         if (r.live_out[k])
             os << " -> " << home_text(p, g, r.nodes[k]) << '\n';
+        else if (ins.fold)
+            os << ", folded into %" << r.tails[ins.tail].node << '\n';
         else
             os << ", " << reg(n_in + k) << '\n';
     }
