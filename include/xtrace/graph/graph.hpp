@@ -18,11 +18,12 @@ namespace xtrace::graph {
 /// Computes n elements of an elementwise op from operand pointers (one per operand).
 using kernel_fn = void (*)(const void* const* in, void* out, std::size_t n);
 
-/// Computes n elements of a fused piece from its leaf table (element i at offset i) and folds
-/// them into the results of the reduction reading it, as reduce_kernels::accumulate does with a
-/// materialised block: element i joins result (start + i) / inner of `acc`.
-using fold_fn = void (*)(const void* const* in, std::size_t start, std::size_t n, std::size_t inner,
-                         std::byte* acc);
+/// Computes n elements of a fused piece from its leaf table (element i at offset i), stores them
+/// at `out` unless it is null, and folds them into the results of the reduction reading them, as
+/// reduce_kernels::accumulate does with a stored block: element i joins result (start + i) /
+/// inner of `acc`.
+using fold_fn = void (*)(const void* const* in, void* out, std::size_t start, std::size_t n,
+                         std::size_t inner, std::byte* acc);
 
 /// The compiled kernels of one elementwise op on one dtype: plain, and for binary ops with
 /// operand 0 or 1 a single value read once (a splatted constant).
@@ -109,7 +110,7 @@ struct fused_piece {
     /// Its table then holds, after the leaves, a pointer to the mask of those read so.
     std::uint64_t one_value_leaves = 0;
     /// The kernel fused with the reduction `fold_op` that reads the root over its innermost
-    /// dims, or null: the root's elements then never leave the core's registers.
+    /// dims, or null: the reduction then needs no pass of its own over the root's elements.
     fold_fn fold = nullptr;
     op_kind fold_op = op_kind::sum;
 };

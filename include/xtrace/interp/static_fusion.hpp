@@ -260,42 +260,59 @@ void kernel(const void* const* leaves, void* out, std::size_t n) {
         o[i] = static_cast<T>(detail::eval<E, 0>::one(t, i));
 }
 
-/// Computes n elements of E and folds them into the results of reduction Red over its innermost
-/// dims (graph::fold_fn): each stretch within one result reduces as interp::detail::reduce_run
-/// reduces a stored block, four accumulators then their lanes, so nothing is stored but results.
+/// Computes n elements of E, stores them at `out` unless it is null, and folds them into the
+/// results of reduction Red over its innermost dims (graph::fold_fn). Each stretch within one
+/// result reduces as interp::detail::reduce_run reduces a stored block, four accumulators then
+/// their lanes, so a reduction gives the same bits folded or not.
 template <class E, class Red>
-void fold_kernel(const void* const* leaves, std::size_t start, std::size_t n, std::size_t inner,
-                 std::byte* acc) {
+void fold_kernel(const void* const* leaves, void* out, std::size_t start, std::size_t n,
+                 std::size_t inner, std::byte* acc) {
     using T = typename E::value_type;
     using R = interp::detail::reducer<Red, T>;
     using B = simd::batch<T>;
     using V = detail::eval<E, 0>;
     const auto t = detail::table_of<E>(leaves);
     T* results = reinterpret_cast<T*>(acc);
-    for (std::size_t i = 0; i < n;) {
-        const std::size_t row = (start + i) / inner;
-        const std::size_t end = std::min(n, (row + 1) * inner - start);
-        T run = R::identity();
-        if constexpr (R::simd) {
-            constexpr std::size_t w = B::size;
-            if (end - i >= 4 * w) {
-                B a0(R::identity()), a1(R::identity()), a2(R::identity()), a3(R::identity());
-                for (; i + 4 * w <= end; i += 4 * w) {
-                    a0 = R::combine(a0, V::template batch<B>(t, i));
-                    a1 = R::combine(a1, V::template batch<B>(t, i + w));
-                    a2 = R::combine(a2, V::template batch<B>(t, i + 2 * w));
-                    a3 = R::combine(a3, V::template batch<B>(t, i + 3 * w));
+    auto fold = [&](auto stores) {
+        T* o = static_cast<T*>(out);
+        for (std::size_t i = 0; i < n;) {
+            const std::size_t row = (start + i) / inner;
+            const std::size_t end = std::min(n, (row + 1) * inner - start);
+            T run = R::identity();
+            if constexpr (R::simd) {
+                constexpr std::size_t w = B::size;
+                if (end - i >= 4 * w) {
+                    B a[4] = {B(R::identity()), B(R::identity()), B(R::identity()),
+                              B(R::identity())};
+                    for (; i + 4 * w <= end; i += 4 * w) {
+                        const B v[4] = {V::template batch<B>(t, i), V::template batch<B>(t, i + w),
+                                        V::template batch<B>(t, i + 2 * w),
+                                        V::template batch<B>(t, i + 3 * w)};
+                        for (std::size_t u = 0; u < 4; ++u) {
+                            if constexpr (decltype(stores)::value)
+                                v[u].store_unaligned(o + i + u * w);
+                            a[u] = R::combine(a[u], v[u]);
+                        }
+                    }
+                    alignas(64) T lanes[w];
+                    R::combine(R::combine(a[0], a[1]), R::combine(a[2], a[3])).store_aligned(lanes);
+                    for (std::size_t l = 0; l < w; ++l)
+                        run = R::combine(run, lanes[l]);
                 }
-                alignas(64) T lanes[w];
-                R::combine(R::combine(a0, a1), R::combine(a2, a3)).store_aligned(lanes);
-                for (std::size_t l = 0; l < w; ++l)
-                    run = R::combine(run, lanes[l]);
             }
+            for (; i < end; ++i) {
+                const T v = static_cast<T>(V::one(t, i));
+                if constexpr (decltype(stores)::value)
+                    o[i] = v;
+                run = R::combine(run, v);
+            }
+            results[row] = R::combine(results[row], run);
         }
-        for (; i < end; ++i)
-            run = R::combine(run, static_cast<T>(V::one(t, i)));
-        results[row] = R::combine(results[row], run);
-    }
+    };
+    if (out)
+        fold(std::true_type{});
+    else
+        fold(std::false_type{});
 }
 
 /// True when E gets a compiled kernel: fusable, and within the node and leaf limits.

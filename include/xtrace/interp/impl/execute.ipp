@@ -384,7 +384,8 @@ private:
                     in[ins.leaves] = &ins.one_value;
                     if (ins.fold) {
                         const tail_target to = target(st, ins.tail, c, start);
-                        ins.fold(in, to.start, n, r.tails[ins.tail].count, to.results);
+                        ins.fold(in, ptrs[ins.out], to.start, n, r.tails[ins.tail].count,
+                                 to.results);
                     } else {
                         ins.fn(in, ptrs[ins.out], n);
                     }

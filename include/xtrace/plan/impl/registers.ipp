@@ -111,9 +111,16 @@ XTRACE_DECL void allocate_registers(region& r, const graph::graph& g,
         const graph::kernel_set& kernels = *g[r.nodes[i]].kernels;
         r.program[i].fn = k == 0 ? kernels.splat_first : kernels.splat_second;
     }
-    // A piece read only by one innermost tail reduction, of the reduction its kernel was fused
-    // with, folds into it: its elements need no register.
-    std::vector<char> folded(r.nodes.size(), 0);
+    auto operands = [&](std::size_t i) -> std::span<const std::uint16_t> {
+        const instruction& ins = r.program[i];
+        if (ins.leaves)
+            return {r.leaf_slots.data() + ins.first_leaf, ins.leaves};
+        return {ins.in.data(), g[r.nodes[i]].inputs.size()};
+    };
+    // A piece read by one innermost tail reduction, of the op its kernel was fused with, folds
+    // into it: the tail needs no pass of its own, and a piece nothing else reads (not live-out,
+    // no later node's operand) needs no register either.
+    std::vector<char> unstored(r.nodes.size(), 0);
     for (std::size_t t = 0; t < r.tails.size(); ++t) {
         tail_reduction& tail = r.tails[t];
         if (tail.outer || tail.slot < n_in)
@@ -122,24 +129,14 @@ XTRACE_DECL void allocate_registers(region& r, const graph::graph& g,
         const graph::node& n = g[r.nodes[i]];
         const bool alone = std::count_if(r.tails.begin(), r.tails.end(),
                                          [&](const auto& o) { return o.slot == tail.slot; }) == 1;
-        if (!alone || r.live_out[i] || r.program[i].leaves == 0 || !n.piece->fold ||
+        if (!alone || r.program[i].leaves == 0 || !n.piece->fold ||
             n.piece->fold_op != g[tail.node].op || g[tail.node].type != n.type)
             continue;
-        bool read = false;
-        for (std::size_t k = i + 1; k < r.nodes.size() && !read; ++k) {
-            const instruction& other = r.program[k];
-            if (other.leaves)
-                read =
-                    std::find(r.leaf_slots.begin() + other.first_leaf,
-                              r.leaf_slots.begin() + other.first_leaf + other.leaves,
-                              tail.slot) != r.leaf_slots.begin() + other.first_leaf + other.leaves;
-            else
-                for (std::size_t j = 0; j < g[r.nodes[k]].inputs.size(); ++j)
-                    read = read || other.in[j] == tail.slot;
-        }
-        if (read)
-            continue;
-        folded[i] = 1;
+        bool read = r.live_out[i];
+        for (std::size_t k = i + 1; k < r.nodes.size() && !read; ++k)
+            for (std::uint16_t s : operands(k))
+                read = read || s == tail.slot;
+        unstored[i] = !read;
         tail.folded = true;
         r.program[i].fold = n.piece->fold;
         r.program[i].tail = static_cast<std::uint16_t>(t);
@@ -159,12 +156,6 @@ XTRACE_DECL void allocate_registers(region& r, const graph::graph& g,
         else if (g[r.inputs[i]].op != op_kind::constant)
             r.row_cut = true;
     }
-    auto operands = [&](std::size_t i) -> std::span<const std::uint16_t> {
-        const instruction& ins = r.program[i];
-        if (ins.leaves)
-            return {r.leaf_slots.data() + ins.first_leaf, ins.leaves};
-        return {ins.in.data(), g[r.nodes[i]].inputs.size()};
-    };
     std::vector<std::uint16_t> free_list, freed_after;
     auto release = [](std::vector<std::uint16_t>& list, std::uint16_t reg) {
         if (std::find(list.begin(), list.end(), reg) == list.end())
@@ -178,7 +169,7 @@ XTRACE_DECL void allocate_registers(region& r, const graph::graph& g,
                 const bool wide = dtype_size(g[r.nodes[s - n_in]].type) >= out_size;
                 release(wide ? free_list : freed_after, r.registers[s]);
             }
-        if (!r.live_out[i] && !folded[i]) {
+        if (!r.live_out[i] && !unstored[i]) {
             if (free_list.empty()) {
                 r.registers[n_in + i] = count++;
             } else {

@@ -67,11 +67,12 @@ inline void region_text(std::ostream& os, const plan& p, const graph::graph& g, 
         }
         os << " : " << dtype_name(n.type);
         if (r.live_out[k])
-            os << " -> " << home_text(p, g, r.nodes[k]) << '\n';
-        else if (ins.fold)
-            os << ", folded into %" << r.tails[ins.tail].node << '\n';
-        else
-            os << ", " << reg(n_in + k) << '\n';
+            os << " -> " << home_text(p, g, r.nodes[k]);
+        else if (r.registers[n_in + k] != no_register)
+            os << ", " << reg(n_in + k);
+        if (ins.fold)
+            os << ", folded into %" << r.tails[ins.tail].node;
+        os << '\n';
     }
     for (const tail_reduction& t : r.tails) {
         const std::vector<std::string> in{'s' + std::to_string(t.slot)};
