@@ -41,6 +41,14 @@
 #define XTRACE_NOINLINE [[gnu::noinline]]
 #endif
 
+/// Puts a function into its caller: a loop over a fused piece's batches stays in the kernel whose
+/// leaf table it reads, so the compiler can tell that stores into the output leave the table be.
+#if defined(_MSC_VER)
+#define XTRACE_INLINE __forceinline
+#else
+#define XTRACE_INLINE [[gnu::always_inline]] inline
+#endif
+
 // Whether this translation unit compiles the runtime's out-of-line functions: always when
 // header-only, else only in the one that includes <xtrace/src.hpp>.
 #if !defined(XTRACE_SEPARATE_COMPILATION) || defined(XTRACE_COMPILING_RUNTIME)

@@ -192,3 +192,40 @@ TEST_CASE("a piece also read elsewhere is stored as it folds; two reductions do 
         CHECK(count_of(plan, "folded into") == folds);
     }
 }
+
+TEST_CASE("a maximum or minimum finds NaN anywhere, and infinities and huge values of both signs") {
+    auto by_max =
+        xtrace::function([](auto x, auto y) { return xtrace::max((x + y) - y, {1}); }, quiet());
+    auto by_min =
+        xtrace::function([](auto x, auto y) { return xtrace::min((x + y) - y, {1}); }, quiet());
+    auto stored_max = xtrace::function([](auto x) { return xtrace::max(x, {1}); }, quiet());
+    const float nan = std::numeric_limits<float>::quiet_NaN(),
+                inf = std::numeric_limits<float>::infinity();
+    const std::size_t cols = 300; // four batches' runs, then a tail
+    for (std::size_t at : {std::size_t(0), std::size_t(5), std::size_t(70), std::size_t(299)}) {
+        for (float odd : {nan, inf, -inf, 3e38f}) {
+            xt::xarray<float> x = random_array<float>({4, cols});
+            const xt::xarray<float> y =
+                xt::zeros<float>({std::size_t(4), cols}); // (x + y) - y is x
+            x(1, at) = odd;
+            if (odd == 3e38f) // sums of both signs overflow to a NaN: the exact pass decides
+                x(2, (at + 7) % cols) = 3e38f, x(2, (at + 11) % cols) = -3e38f,
+                                x(2, (at + 13) % cols) = -3e38f;
+            INFO("an odd value " << odd << " at column " << at);
+            const xt::xarray<float> most = xt::amax(x, {1}), least = xt::amin(x, {1});
+            const xt::xarray<float> got_max = by_max(x, y), got_min = by_min(x, y),
+                                    got_stored = stored_max(x);
+            for (std::size_t r = 0; r < 4; ++r) {
+                if (std::isnan(odd) && r == 1) {
+                    CHECK(std::isnan(got_max(r)));
+                    CHECK(std::isnan(got_min(r)));
+                    CHECK(std::isnan(got_stored(r)));
+                } else {
+                    CHECK(got_max(r) == most(r));
+                    CHECK(got_min(r) == least(r));
+                    CHECK(got_stored(r) == most(r));
+                }
+            }
+        }
+    }
+}

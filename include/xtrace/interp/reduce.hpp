@@ -61,31 +61,67 @@ struct reducer {
     }
 };
 
-// Reduces n contiguous elements: four SIMD accumulators, then the lanes, then the tail.
-template <class R, class T>
-T reduce_run(const T* p, std::size_t n) {
+// Reduces the n elements that batch(i) (a SIMD batch from element i on) and one(i) give: four
+// SIMD accumulators, then their lanes, then the tail one by one. reduce_run reads them from
+// memory and a fused piece folding into a reduction computes them (static_fusion::fold_kernel),
+// so a reduction has the same bits either way.
+//
+// A maximum or minimum of floats propagates NaN, which costs a select on two compares per batch;
+// it runs first with the plain SIMD max or min and a sum of the same elements that turns NaN if
+// any is (or, rarely, when sums of both signs overflow), and only then again with the select.
+template <class R, class T, class Batch, class One>
+XTRACE_INLINE T reduce_elements(std::size_t n, const Batch& batch, const One& one) {
     T acc = R::identity();
     std::size_t i = 0;
     if constexpr (R::simd) {
         using B = simd::batch<T>;
         constexpr std::size_t w = B::size;
         if (n >= 4 * w) {
-            B a0(R::identity()), a1(R::identity()), a2(R::identity()), a3(R::identity());
-            for (; i + 4 * w <= n; i += 4 * w) {
-                a0 = R::combine(a0, B::load_unaligned(p + i));
-                a1 = R::combine(a1, B::load_unaligned(p + i + w));
-                a2 = R::combine(a2, B::load_unaligned(p + i + 2 * w));
-                a3 = R::combine(a3, B::load_unaligned(p + i + 3 * w));
+            B a[4] = {B(R::identity()), B(R::identity()), B(R::identity()), B(R::identity())};
+            bool done = false;
+            if constexpr (std::is_floating_point_v<T> &&
+                          (R::k == op_kind::max || R::k == op_kind::min)) {
+                B probe[4] = {B(T(0)), B(T(0)), B(T(0)), B(T(0))};
+                for (; i + 4 * w <= n; i += 4 * w) {
+                    const B v[4] = {batch(i), batch(i + w), batch(i + 2 * w), batch(i + 3 * w)};
+                    for (std::size_t u = 0; u < 4; ++u) {
+                        a[u] =
+                            R::k == op_kind::max ? xsimd::max(a[u], v[u]) : xsimd::min(a[u], v[u]);
+                        probe[u] += v[u];
+                    }
+                }
+                done = !xsimd::any(xsimd::isnan((probe[0] + probe[1]) + (probe[2] + probe[3])));
+                if (!done) {
+                    i = 0;
+                    for (B& x : a)
+                        x = B(R::identity());
+                }
             }
+            if (!done)
+                for (; i + 4 * w <= n; i += 4 * w) {
+                    // Four batches computed side by side (when a piece computes them, each is a
+                    // chain of ops the core overlaps with the others'), then folded.
+                    const B v[4] = {batch(i), batch(i + w), batch(i + 2 * w), batch(i + 3 * w)};
+                    for (std::size_t u = 0; u < 4; ++u)
+                        a[u] = R::combine(a[u], v[u]);
+                }
             alignas(64) T lanes[w];
-            R::combine(R::combine(a0, a1), R::combine(a2, a3)).store_aligned(lanes);
+            R::combine(R::combine(a[0], a[1]), R::combine(a[2], a[3])).store_aligned(lanes);
             for (std::size_t l = 0; l < w; ++l)
                 acc = R::combine(acc, lanes[l]);
         }
     }
     for (; i < n; ++i)
-        acc = R::combine(acc, p[i]);
+        acc = R::combine(acc, one(i));
     return acc;
+}
+
+// Reduces n contiguous elements.
+template <class R, class T>
+T reduce_run(const T* p, std::size_t n) {
+    return reduce_elements<R, T>(
+        n, [p](std::size_t i) { return simd::batch<T>::load_unaligned(p + i); },
+        [p](std::size_t i) { return p[i]; });
 }
 
 } // namespace detail

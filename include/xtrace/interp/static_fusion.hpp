@@ -261,9 +261,9 @@ void kernel(const void* const* leaves, void* out, std::size_t n) {
 }
 
 /// Computes n elements of E, stores them at `out` unless it is null, and folds them into the
-/// results of reduction Red over its innermost dims (graph::fold_fn). Each stretch within one
-/// result reduces as interp::detail::reduce_run reduces a stored block, four accumulators then
-/// their lanes, so a reduction gives the same bits folded or not.
+/// results of reduction Red over its innermost dims (graph::fold_fn): each stretch within one
+/// result reduces as interp::detail::reduce_run reduces a stored one, so a reduction gives the
+/// same bits folded or not.
 template <class E, class Red>
 void fold_kernel(const void* const* leaves, void* out, std::size_t start, std::size_t n,
                  std::size_t inner, std::byte* acc) {
@@ -278,35 +278,22 @@ void fold_kernel(const void* const* leaves, void* out, std::size_t start, std::s
         for (std::size_t i = 0; i < n;) {
             const std::size_t row = (start + i) / inner;
             const std::size_t end = std::min(n, (row + 1) * inner - start);
-            T run = R::identity();
-            if constexpr (R::simd) {
-                constexpr std::size_t w = B::size;
-                if (end - i >= 4 * w) {
-                    B a[4] = {B(R::identity()), B(R::identity()), B(R::identity()),
-                              B(R::identity())};
-                    for (; i + 4 * w <= end; i += 4 * w) {
-                        const B v[4] = {V::template batch<B>(t, i), V::template batch<B>(t, i + w),
-                                        V::template batch<B>(t, i + 2 * w),
-                                        V::template batch<B>(t, i + 3 * w)};
-                        for (std::size_t u = 0; u < 4; ++u) {
-                            if constexpr (decltype(stores)::value)
-                                v[u].store_unaligned(o + i + u * w);
-                            a[u] = R::combine(a[u], v[u]);
-                        }
-                    }
-                    alignas(64) T lanes[w];
-                    R::combine(R::combine(a[0], a[1]), R::combine(a[2], a[3])).store_aligned(lanes);
-                    for (std::size_t l = 0; l < w; ++l)
-                        run = R::combine(run, lanes[l]);
-                }
-            }
-            for (; i < end; ++i) {
-                const T v = static_cast<T>(V::one(t, i));
-                if constexpr (decltype(stores)::value)
-                    o[i] = v;
-                run = R::combine(run, v);
-            }
+            const T run = interp::detail::reduce_elements<R, T>(
+                end - i,
+                [&](std::size_t j) {
+                    const B v = V::template batch<B>(t, i + j);
+                    if constexpr (decltype(stores)::value)
+                        v.store_unaligned(o + i + j);
+                    return v;
+                },
+                [&](std::size_t j) {
+                    const T v = static_cast<T>(V::one(t, i + j));
+                    if constexpr (decltype(stores)::value)
+                        o[i + j] = v;
+                    return v;
+                });
             results[row] = R::combine(results[row], run);
+            i = end;
         }
     };
     if (out)
