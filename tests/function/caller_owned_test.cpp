@@ -5,6 +5,7 @@
 #include "support/allocation_counter.hpp"
 #include "support/eager_scope.hpp"
 #include "support/testing.hpp"
+#include <xtrace/plan/row_tiles.hpp>
 
 #include <cstdint>
 #include <cstdio>
@@ -76,6 +77,27 @@ TEST_CASE("a warm call_into makes no heap allocation") {
 #endif
     CHECK(allocations_of([&] { auto r = fused(x); }) == result_buffers);
     CHECK(same(z, reduced(a, b)));
+}
+
+TEST_CASE("a warm call_into of a plan run in row tiles makes no heap allocation") {
+    // Softmax over rows of a tile budget's worth of rows and more: the plan runs in row tiles,
+    // each tile's arguments and outputs moved to its first row.
+    const xtrace::plan::row_tile_scope tiles(4096);
+    auto f = xtrace::function([](auto x) { return xtrace::softmax(x, 1); }, quiet());
+    const xt::xarray<float> x = random_array<float>({64, 100});
+    xt::xarray<float> y = xt::xarray<float>::from_shape({64, 100});
+    for (int warm = 0; warm < 2; ++warm)
+        f.call_into(y, x);
+    const std::string plan = f.get_concrete_function(xtrace::spec<float>({64, 100})).plan_text();
+    INFO(plan);
+    CHECK(plan.find("runs in tiles of") != std::string::npos);
+    CHECK(allocations_of([&] { f.call_into(y, x); }) == 0);
+    xt::xarray<float> eagerly;
+    {
+        const eager_scope eager;
+        eagerly = f(x);
+    }
+    CHECK(close(y, eagerly, 8, 1e-6));
 }
 
 TEST_CASE("call_into resizes an output of another shape, and handles outputs that are arguments") {

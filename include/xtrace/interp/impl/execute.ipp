@@ -923,33 +923,38 @@ XTRACE_DECL bool execute_fused(static_fusion::kernel_fn kernel, const graph::gra
 
 namespace detail {
 
-// The call tile by tile of rows: each tile's arguments and outputs start at its first row.
+// The call tile by tile of rows: each tile's arguments and outputs start at its first row. The
+// moved pointers live in the calling thread's scratch, so a warm call allocates nothing.
 inline void execute_tiles(const graph::graph& g, const plan::plan& p,
                           std::span<const strided_input> args, std::span<void* const> outputs,
                           std::span<graph::variable_storage* const> variables) {
     const plan::row_tiling& t = *p.tiling;
     const std::size_t tiles = static_cast<std::size_t>((t.total + t.rows - 1) / t.rows);
-    std::vector<std::size_t> out_row_bytes(outputs.size());
-    for (std::size_t k = 0; k < outputs.size(); ++k) {
-        const graph::node_id o = g.outputs[k];
-        out_row_bytes[k] =
-            static_cast<std::size_t>(num_elements(p.shapes[o]) / t.total) * dtype_size(g[o].type);
-    }
     for_chunks(tiles, [&](std::size_t tile, std::size_t) {
         const thread_cap_scope serial(1); // the tiles are the parallel work
+        plan::scratch_scope scratch;
         const std::int64_t first = static_cast<std::int64_t>(tile) * t.rows;
         const plan::plan& tp = first + t.rows > t.total ? *t.rest : *t.tile;
-        std::vector<strided_input> in(args.begin(), args.end());
-        for (std::size_t i = 0; i < in.size(); ++i)
+        auto* in = reinterpret_cast<strided_input*>(
+            scratch.allocate(args.size() * sizeof(strided_input) + 1));
+        for (std::size_t i = 0; i < args.size(); ++i) {
+            in[i] = args[i];
             if (t.indexed[i])
                 in[i].data = static_cast<const std::byte*>(in[i].data) +
                              first * in[i].strides[0] *
                                  static_cast<std::int64_t>(dtype_size(g[g.args[i]].type));
-        std::vector<void*> out(outputs.begin(), outputs.end());
-        for (std::size_t k = 0; k < out.size(); ++k)
-            out[k] = static_cast<std::byte*>(out[k]) +
-                     static_cast<std::size_t>(first) * out_row_bytes[k];
-        executor(g, tp, in, out, variables).run();
+        }
+        auto* out = reinterpret_cast<void**>(scratch.allocate(outputs.size() * sizeof(void*) + 1));
+        for (std::size_t k = 0; k < outputs.size(); ++k) {
+            const graph::node_id o = g.outputs[k];
+            const auto row_bytes = static_cast<std::size_t>(num_elements(p.shapes[o]) / t.total) *
+                                   dtype_size(g[o].type);
+            out[k] =
+                static_cast<std::byte*>(outputs[k]) + static_cast<std::size_t>(first) * row_bytes;
+        }
+        executor(g, tp, std::span<const strided_input>(in, args.size()),
+                 std::span<void* const>(out, outputs.size()), variables)
+            .run();
     });
 }
 
