@@ -34,18 +34,18 @@ auto reduce(const E& e, const std::vector<std::int64_t>& axes) {
 }
 
 // xtensor's reduction of the same elements: the independent result.
-template <reduction R, class E>
-auto expected(const E& e, const std::vector<std::size_t>& axes) {
+template <reduction R, class T>
+xt::xarray<T> expected(const xt::xarray<T>& e, const std::vector<std::size_t>& axes) {
     if constexpr (R == sum)
-        return xt::eval(xt::sum(e, axes));
+        return xt::sum(e, axes);
     else if constexpr (R == mean)
-        return xt::eval(xt::mean(e, axes));
+        return xt::mean(e, axes);
     else if constexpr (R == max)
-        return xt::eval(xt::amax(e, axes));
+        return xt::amax(e, axes);
     else if constexpr (R == min)
-        return xt::eval(xt::amin(e, axes));
+        return xt::amin(e, axes);
     else
-        return xt::eval(xt::prod(e, axes));
+        return xt::prod(e, axes);
 }
 
 template <class F>
@@ -85,15 +85,14 @@ void check_reduction() {
                           << xtrace::dtype_name(xtrace::dtype_of_v<T>));
             const xt::xarray<T> traced = f(x, y);
             const auto u = std::vector<std::size_t>(axes.begin(), axes.end());
-            const xt::xarray<T> independent = expected<R>(xt::eval(x * y + x), u);
             const bool exact = !std::is_floating_point_v<T> || R == max || R == min;
-            // Over no elements xtensor has conventions of its own for these (xtrace gives the
-            // identity, and an integer mean 0); the other paths still agree.
-            std::size_t count = 1;
-            for (std::size_t d : u)
-                count *= shape[d];
-            if (count > 0 || R == sum || R == prod || (R == mean && std::is_floating_point_v<T>))
+            if (x.size() > 0) {
+                const xt::xarray<T> independent = expected<R>(xt::xarray<T>(x * y + x), u);
                 CHECK(close(traced, independent, exact ? 0 : 64, exact ? 0 : 1e-4));
+            } else if (R == sum || R == prod) { // (xtensor does not reduce an empty array)
+                CHECK(std::all_of(traced.begin(), traced.end(),
+                                  [](T v) { return v == (R == sum ? T(0) : T(1)); }));
+            }
             CHECK(close(traced, by_op(f)(x, y), exact ? 0 : 16, exact ? 0 : 1e-5));
             auto [again, eager] = both_paths(f, x, y);
             CHECK(same_bits(xt::xarray<T>(again), traced));
