@@ -228,3 +228,30 @@ TEST_CASE("a maximum or minimum finds NaN anywhere, and infinities and huge valu
         }
     }
 }
+
+TEST_CASE("a piece that stores over its operand and folds into a maximum rereads what it stored") {
+    // p is an output written into x's donated buffer as the maximum folds it. In row 0, sums of
+    // both signs overflow to NaN, so the maximum takes its exact second pass, which must read p
+    // as stored: x is gone by then.
+    auto f = xtrace::function(
+        [](auto x) {
+            auto p = x * 0.5f + 1.f;
+            return std::tuple(p, xtrace::max(p, {1}));
+        },
+        quiet());
+    // Element c of a run goes to accumulator (c / w) % 4, lane c % w: three huge values of each
+    // sign in lane 0 of accumulators 0 and 1 make +inf and -inf there.
+    constexpr std::size_t w = xtrace::simd::batch<float>::size;
+    xt::xarray<float> x = random_array<float>({2, 12 * w + 5});
+    for (std::size_t k = 0; k < 3; ++k) {
+        x(0, k * 4 * w) = 3e38f;
+        x(0, k * 4 * w + w) = -3e38f;
+    }
+    const xt::xarray<float> p = x * 0.5f + 1.f;
+    const xt::xarray<float> most = xt::amax(p, {1});
+    const float* buffer = x.data();
+    auto [stored, got] = f(std::move(x));
+    CHECK(stored.data() == buffer); // the case under test: p over x
+    CHECK(close(stored, p, 0, 0));
+    CHECK(close(got, most, 0, 0));
+}

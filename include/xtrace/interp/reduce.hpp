@@ -15,6 +15,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <limits>
+#include <type_traits>
 
 namespace xtrace::interp {
 
@@ -64,13 +65,17 @@ struct reducer {
 // Reduces the n elements that batch(i) (a SIMD batch from element i on) and one(i) give: four
 // SIMD accumulators, then their lanes, then the tail one by one. reduce_run reads them from
 // memory and a fused piece folding into a reduction computes them (static_fusion::fold_kernel),
-// so a reduction has the same bits either way.
+// so both add up in one order. (Not always to the same bits: the compiler may fuse a piece's
+// last multiply with the accumulating add, where a stored block was rounded first.)
 //
 // A maximum or minimum of floats propagates NaN, which costs a select on two compares per batch;
 // it runs first with the plain SIMD max or min and a sum of the same elements that turns NaN if
-// any is (or, rarely, when sums of both signs overflow), and only then again with the select.
-template <class R, class T, class Batch, class One>
-XTRACE_INLINE T reduce_elements(std::size_t n, const Batch& batch, const One& one) {
+// any is (or, rarely, when sums of both signs overflow), and only then again with the select,
+// on again(i): the same batches a second time. (A piece that stored its elements, perhaps over
+// its own operands, reads them back from where it stored them.)
+template <class R, class T, class Batch, class One, class Again>
+XTRACE_INLINE T reduce_elements(std::size_t n, const Batch& batch, const One& one,
+                                const Again& again) {
     T acc = R::identity();
     std::size_t i = 0;
     if constexpr (R::simd) {
@@ -78,7 +83,15 @@ XTRACE_INLINE T reduce_elements(std::size_t n, const Batch& batch, const One& on
         constexpr std::size_t w = B::size;
         if (n >= 4 * w) {
             B a[4] = {B(R::identity()), B(R::identity()), B(R::identity()), B(R::identity())};
-            bool done = false;
+            auto exact = [&](const auto& load) {
+                for (; i + 4 * w <= n; i += 4 * w) {
+                    // Four batches computed side by side (when a piece computes them, each is a
+                    // chain of ops the core overlaps with the others'), then folded.
+                    const B v[4] = {load(i), load(i + w), load(i + 2 * w), load(i + 3 * w)};
+                    for (std::size_t u = 0; u < 4; ++u)
+                        a[u] = R::combine(a[u], v[u]);
+                }
+            };
             if constexpr (std::is_floating_point_v<T> &&
                           (R::k == op_kind::max || R::k == op_kind::min)) {
                 B probe[4] = {B(T(0)), B(T(0)), B(T(0)), B(T(0))};
@@ -90,21 +103,17 @@ XTRACE_INLINE T reduce_elements(std::size_t n, const Batch& batch, const One& on
                         probe[u] += v[u];
                     }
                 }
-                done = !xsimd::any(xsimd::isnan((probe[0] + probe[1]) + (probe[2] + probe[3])));
-                if (!done) {
+                if (xsimd::any(xsimd::isnan((probe[0] + probe[1]) + (probe[2] + probe[3])))) {
+                    const std::size_t end = i;
                     i = 0;
                     for (B& x : a)
                         x = B(R::identity());
+                    exact(again);
+                    i = end;
                 }
+            } else {
+                exact(batch);
             }
-            if (!done)
-                for (; i + 4 * w <= n; i += 4 * w) {
-                    // Four batches computed side by side (when a piece computes them, each is a
-                    // chain of ops the core overlaps with the others'), then folded.
-                    const B v[4] = {batch(i), batch(i + w), batch(i + 2 * w), batch(i + 3 * w)};
-                    for (std::size_t u = 0; u < 4; ++u)
-                        a[u] = R::combine(a[u], v[u]);
-                }
             alignas(64) T lanes[w];
             R::combine(R::combine(a[0], a[1]), R::combine(a[2], a[3])).store_aligned(lanes);
             for (std::size_t l = 0; l < w; ++l)
@@ -119,9 +128,9 @@ XTRACE_INLINE T reduce_elements(std::size_t n, const Batch& batch, const One& on
 // Reduces n contiguous elements.
 template <class R, class T>
 T reduce_run(const T* p, std::size_t n) {
+    auto batch = [p](std::size_t i) { return simd::batch<T>::load_unaligned(p + i); };
     return reduce_elements<R, T>(
-        n, [p](std::size_t i) { return simd::batch<T>::load_unaligned(p + i); },
-        [p](std::size_t i) { return p[i]; });
+        n, batch, [p](std::size_t i) { return p[i]; }, batch);
 }
 
 } // namespace detail

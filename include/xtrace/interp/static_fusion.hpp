@@ -262,8 +262,7 @@ void kernel(const void* const* leaves, void* out, std::size_t n) {
 
 /// Computes n elements of E, stores them at `out` unless it is null, and folds them into the
 /// results of reduction Red over its innermost dims (graph::fold_fn): each stretch within one
-/// result reduces as interp::detail::reduce_run reduces a stored one, so a reduction gives the
-/// same bits folded or not.
+/// result reduces in the order interp::detail::reduce_run reduces a stored one.
 template <class E, class Red>
 void fold_kernel(const void* const* leaves, void* out, std::size_t start, std::size_t n,
                  std::size_t inner, std::byte* acc) {
@@ -291,6 +290,12 @@ void fold_kernel(const void* const* leaves, void* out, std::size_t start, std::s
                     if constexpr (decltype(stores)::value)
                         o[i + j] = v;
                     return v;
+                },
+                [&](std::size_t j) { // what the first pass stored, or the same again
+                    if constexpr (decltype(stores)::value)
+                        return B::load_unaligned(o + i + j);
+                    else
+                        return V::template batch<B>(t, i + j);
                 });
             results[row] = R::combine(results[row], run);
             i = end;
