@@ -113,6 +113,9 @@ struct fused_piece {
     /// dims, or null: the reduction then needs no pass of its own over the root's elements.
     fold_fn fold = nullptr;
     op_kind fold_op = op_kind::sum;
+    /// Elements per SIMD batch of the kernels: fold computes a reduction's rows batch by batch
+    /// as the kernel would compute the block only when rows are a whole number of batches.
+    std::size_t fold_width = 1;
 };
 
 /// One operation of the runtime graph IR.

@@ -120,6 +120,15 @@ XTRACE_INLINE T reduce_elements(std::size_t n, const Batch& batch, const One& on
                 acc = R::combine(acc, lanes[l]);
         }
     }
+    if constexpr (R::simd) { // whole batches left, their elements folded one by one
+        using B = simd::batch<T>;
+        for (; i + B::size <= n; i += B::size) {
+            alignas(64) T lanes[B::size];
+            batch(i).store_aligned(lanes);
+            for (std::size_t l = 0; l < B::size; ++l)
+                acc = R::combine(acc, lanes[l]);
+        }
+    }
     for (; i < n; ++i)
         acc = R::combine(acc, one(i));
     return acc;

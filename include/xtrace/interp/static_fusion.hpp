@@ -224,6 +224,21 @@ using kernel_fn = void (*)(const void* const* leaves, void* out, std::size_t n);
 
 namespace detail {
 
+// v, as the compiler must take it: a value whose last op it cannot fuse with the add or multiply
+// that folds it into a reduction, so a folded piece's elements round as stored ones do.
+template <class V>
+XTRACE_INLINE V rounded(V v) {
+#if defined(__GNUC__) && (defined(__x86_64__) || defined(__i386__))
+    if constexpr (std::is_floating_point_v<V>)
+        asm("" : "+v"(v));
+    else if constexpr (requires { v.data; })
+        asm("" : "+v"(v.data));
+#elif defined(__GNUC__)
+    asm("" : "+m"(v));
+#endif
+    return v;
+}
+
 // The table a kernel of E reads: its leaf pointers, the mask of leaves that are one value, and
 // those values.
 template <class E>
@@ -280,13 +295,13 @@ void fold_kernel(const void* const* leaves, void* out, std::size_t start, std::s
             const T run = interp::detail::reduce_elements<R, T>(
                 end - i,
                 [&](std::size_t j) {
-                    const B v = V::template batch<B>(t, i + j);
+                    const B v = detail::rounded(V::template batch<B>(t, i + j));
                     if constexpr (decltype(stores)::value)
                         v.store_unaligned(o + i + j);
                     return v;
                 },
                 [&](std::size_t j) {
-                    const T v = static_cast<T>(V::one(t, i + j));
+                    const T v = detail::rounded(static_cast<T>(V::one(t, i + j)));
                     if constexpr (decltype(stores)::value)
                         o[i + j] = v;
                     return v;
@@ -450,6 +465,7 @@ struct walk<node<Op, Cs...>> {
                 if constexpr (!std::is_void_v<Red>) {
                     piece.fold = &fold_kernel<E, Red>;
                     piece.fold_op = Red::kind;
+                    piece.fold_width = simd::batch<typename E::value_type>::size;
                 }
                 g.nodes[id].piece = std::make_shared<const graph::fused_piece>(std::move(piece));
             }

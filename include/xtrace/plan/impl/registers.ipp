@@ -129,8 +129,11 @@ XTRACE_DECL void allocate_registers(region& r, const graph::graph& g,
         const graph::node& n = g[r.nodes[i]];
         const bool alone = std::count_if(r.tails.begin(), r.tails.end(),
                                          [&](const auto& o) { return o.slot == tail.slot; }) == 1;
+        // Rows of whole batches: the fold then computes every element in the batch the kernel
+        // would (a transcendental's batch and one-element forms may round apart).
         if (!alone || r.program[i].leaves == 0 || !n.piece->fold ||
-            n.piece->fold_op != g[tail.node].op || g[tail.node].type != n.type)
+            n.piece->fold_op != g[tail.node].op || g[tail.node].type != n.type ||
+            tail.count % n.piece->fold_width != 0)
             continue;
         bool read = r.live_out[i];
         for (std::size_t k = i + 1; k < r.nodes.size() && !read; ++k)
