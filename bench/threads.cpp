@@ -1,7 +1,9 @@
 // Threads: each workload on 1 thread (options::max_threads = 1, the anchor) and on every core
 // (max_threads = 0), into caller-owned results so that allocation stays out of the timing.
 // Before timing, the two results are compared bit for bit. The 16-float GELU shows what a call
-// below the work threshold pays for the threading machinery (nothing is spawned there).
+// below the work threshold pays for the threading machinery (nothing is spawned there). The two
+// products of 64 rows are one row panel each, so a second thread only helps by running them at
+// once (independent steps, plan/concurrency.hpp).
 
 #include "gelu_reference.hpp"
 #include "ratio_reporter.hpp"
@@ -39,6 +41,8 @@ std::vector<workload> workloads() {
     m->reshape({512, 512});
     auto d = std::make_shared<xt::xarray<float>>(gelu_input(std::size_t(1) << 20));
     d->reshape({1024, 1024});
+    auto rows64 = std::make_shared<xt::xarray<float>>(gelu_input(std::size_t(64) * 512));
+    rows64->reshape({64, 512});
     auto bind = [](auto body, auto input, bool fusion) {
         return [body, input, fusion](const xtrace::options& o) {
             xtrace::options opts = o;
@@ -48,7 +52,17 @@ std::vector<workload> workloads() {
                 [f, input](xt::xarray<float>& out) { f.call_into(out, *input); });
         };
     };
+    auto bind2 = [](auto body, auto a, auto b) {
+        return [body, a, b](const xtrace::options& o) {
+            auto f = xtrace::function(body, o);
+            return std::function<void(xt::xarray<float>&)>(
+                [f, a, b](xt::xarray<float>& out) { f.call_into(out, *a, *b); });
+        };
+    };
     auto softmax = [](auto x) { return xtrace::softmax(x, 1); };
+    auto products = [](auto x, auto w) {
+        return xtrace::matmul(x, w) + xtrace::matmul(x, xtrace::transpose(w));
+    };
     auto matmul = [](auto x) { return xtrace::matmul(x, x); };
     auto squares = [](auto x) { return xtrace::sum((x - 0.5f) * (x - 0.5f), {1}); };
     return {{"gelu_2^20_fused", bind(gelu, g20, true)},
@@ -56,6 +70,7 @@ std::vector<workload> workloads() {
             {"softmax_8192x1024", bind(softmax, s, true)},
             {"row_sum_sq_1024x1024", bind(squares, d, true)},
             {"matmul_512", bind(matmul, m, true)},
+            {"two_products_64x512x512", bind2(products, rows64, m)},
             {"gelu_16", bind(gelu, g16, true)}};
 }
 

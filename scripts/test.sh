@@ -31,7 +31,7 @@ ctest --preset ci -j "$jobs"
 
 echo "== concurrency tests under TSan"
 tsan_tests=(function_threads_test state_concurrency_test correctness_hostile_input_test
-            interp_threads_test
+            interp_threads_test interp_concurrent_steps_test
             onnx_threads_test)
 cmake --preset tsan >/dev/null
 cmake --build --preset tsan -j "$jobs" --target "${tsan_tests[@]}"

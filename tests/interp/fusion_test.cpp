@@ -2,6 +2,7 @@
 // elementwise chain, no intermediate materialised, smaller broadcast subexpressions computed once
 // in their own region, reductions run inside the region that feeds them.
 
+#include "support/plans.hpp"
 #include "support/testing.hpp"
 
 #include <xtrace/plan/build.hpp>
@@ -12,13 +13,7 @@
 using namespace xtrace;
 
 namespace {
-struct traced {
-    std::shared_ptr<trace::builder> b = std::make_shared<trace::builder>();
-    template <std::size_t I>
-    arg<I, float> input(shape_t shape) {
-        return arg<I, float>(b, b->add_arg(I, dtype::float32, std::move(shape)));
-    }
-};
+using traced = testing::traced_graph;
 
 // How often `pattern` matches in `text`.
 std::size_t count(const std::string& text, const std::string& pattern) {

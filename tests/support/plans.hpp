@@ -3,7 +3,7 @@
 
 // Comparing plans made under different tuning settings: a function traced afresh under a
 // setting, its result and its plan's text, what that text says how often, and whether two
-// results have the same bits.
+// results have the same bits; and graphs built op by op, to plan by hand.
 
 #include "testing.hpp"
 
@@ -12,6 +12,17 @@
 #include <vector>
 
 namespace xtrace::testing {
+
+/// A graph under construction: float arguments made with input<I>(shape), ops applied to them as
+/// in a traced lambda, outputs added with `b->add_output`, then `b->finish()`.
+struct traced_graph {
+    std::shared_ptr<trace::builder> b = std::make_shared<trace::builder>();
+    /// Argument I, a float tensor of `shape`.
+    template <std::size_t I>
+    arg<I, float> input(shape_t shape) {
+        return arg<I, float>(b, b->add_arg(I, dtype::float32, std::move(shape)));
+    }
+};
 
 /// How many times `what` occurs in `text` (a plan's text, say).
 inline std::size_t count_of(const std::string& text, const std::string& what) {

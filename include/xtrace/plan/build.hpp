@@ -14,6 +14,7 @@
 //   plan_controls  cond and while_loop bodies, planned in turn    here
 //   donations      outputs that may take a donated argument's     donation.hpp
 //                  buffer
+//   concurrency    which steps may run at once                   concurrency.hpp
 //   row tiling     whether the call runs tile by tile of rows,    row_tiles.hpp
 //                  and the tiles' own plans
 // Set XTRACE_LOG_PLANS=1 in the environment to have make_plan write each plan it makes to
@@ -23,6 +24,7 @@
 #include "../graph/graph.hpp"
 #include "bind_ranks.hpp"
 #include "bind_shapes.hpp"
+#include "concurrency.hpp"
 #include "donation.hpp"
 #include "homes.hpp"
 #include "partition.hpp"

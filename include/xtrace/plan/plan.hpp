@@ -141,6 +141,16 @@ struct output_copy {
 
 struct row_tiling;
 
+/// Consecutive steps that may run at once (plan/concurrency.hpp): none reads memory another
+/// writes, and none writes memory another uses.
+struct concurrent_steps {
+    std::uint32_t first = 0; ///< the first step's position
+    std::uint32_t count = 0; ///< how many steps, at least 2
+    /// Their work but the largest step's, in elements (what other threads could take): they
+    /// run at once when it reaches the chunk floor.
+    std::size_t work = 0;
+};
+
 /// Everything needed to run a graph on arguments of one concrete shape.
 struct plan {
     std::vector<shape_t> shapes;     ///< concrete shape per node
@@ -163,6 +173,8 @@ struct plan {
     /// When set, the call runs tile by tile of rows with these plans instead of `steps`
     /// (plan/row_tiles.hpp); `steps` still run the whole call where tiles are not used.
     std::shared_ptr<const row_tiling> tiling;
+    /// The groups of steps that may run at once, in step order.
+    std::vector<concurrent_steps> concurrent;
 
     /// The graph to run this plan with, given the graph it was built from.
     const graph::graph& graph_for(const graph::graph& g) const noexcept {

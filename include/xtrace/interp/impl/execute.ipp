@@ -41,19 +41,52 @@ public:
         scratch_ = &scratch;
         temps_ = scratch.allocate(p_.temp_bytes + 1);
         registers_ = scratch.allocate(p_.register_bytes + 1);
-        for (const plan::step& s : p_.steps) {
-            if (const auto* r = std::get_if<plan::region>(&s))
-                run_region_step(*r, scratch);
-            else if (const auto* c = std::get_if<plan::control_step>(&s))
-                run_control(*c);
-            else
-                run_node(std::get<plan::node_step>(s).node);
+        auto group = p_.concurrent.begin();
+        for (std::size_t k = 0; k < p_.steps.size(); ++k) {
+            if (group != p_.concurrent.end() && group->first == k) {
+                const plan::concurrent_steps& c = *group++;
+                if (run_at_once(c)) {
+                    k += c.count - 1;
+                    continue;
+                }
+            }
+            run_step(p_.steps[k], scratch, registers_);
         }
         for (const auto& c : p_.copies)
             copy_out(c);
     }
 
 private:
+    void run_step(const plan::step& s, plan::scratch_scope& scratch, std::byte* registers) {
+        if (const auto* r = std::get_if<plan::region>(&s))
+            run_region_step(*r, scratch, registers);
+        else if (const auto* c = std::get_if<plan::control_step>(&s))
+            run_control(*c);
+        else
+            run_node(std::get<plan::node_step>(s).node);
+    }
+
+    // Steps that may run at once, each a task (its own chunks nest inside it), when they are
+    // worth a thread together and there is one: each gets its own registers and scratch, and
+    // the caller's chunk floor and thread cap, so it runs, and rounds, exactly as it would
+    // alone. False when they should run one after another instead.
+    bool run_at_once(const plan::concurrent_steps& c) {
+        if (c.work < min_chunk_elements() || worker_slots() < 2)
+            return false;
+        const std::size_t stride = (p_.register_bytes + plan::scratch_alignment) /
+                                   plan::scratch_alignment * plan::scratch_alignment;
+        std::byte* registers = scratch_->allocate(c.count * stride);
+        const std::size_t floor = min_chunk_elements();
+        const int cap = thread_cap();
+        for_chunks(c.count, [&](std::size_t m, std::size_t) {
+            const chunk_floor_scope same_floor(floor);
+            const thread_cap_scope same_cap(cap);
+            plan::scratch_scope scratch;
+            run_step(p_.steps[c.first + m], scratch, registers + m * stride);
+        });
+        return true;
+    }
+
     // A step running one node: what it does follows from the op (no default, so that a new op
     // kind is a compiler warning here until it is handled).
     void run_node(graph::node_id id) {
@@ -105,11 +138,12 @@ private:
             run_while(c);
     }
 
-    void run_region_step(const plan::region& r, plan::scratch_scope& scratch) {
+    void run_region_step(const plan::region& r, plan::scratch_scope& scratch,
+                         std::byte* registers) {
         for (const plan::tail_reduction& t : r.tails)
             g_[t.node].reduce->init(home_data(t.node), t.results);
         if (r.size > 0)
-            run_region(r, scratch);
+            run_region(r, scratch, registers);
         for (const plan::tail_reduction& t : r.tails)
             g_[t.node].reduce->finish(home_data(t.node), t.results, t.count);
     }
@@ -180,7 +214,9 @@ private:
         std::size_t* result_counts;  // [tail * chunks + chunk]: how many it covers
     };
 
-    void run_region(const plan::region& r, plan::scratch_scope& scratch) {
+    // `registers`: the block registers of a region run as one chunk (several chunks take a set
+    // per worker slot from `scratch`).
+    void run_region(const plan::region& r, plan::scratch_scope& scratch, std::byte* registers) {
         const std::size_t rank = r.shape.size();
         const std::size_t n_in = r.inputs.size();
         const std::size_t n_nodes = r.nodes.size();
@@ -233,7 +269,7 @@ private:
         const std::size_t slots = st.chunks > 1 ? worker_slots() : 1;
         st.register_stride = (p_.register_bytes + 2 * plan::scratch_alignment - 1) /
                              plan::scratch_alignment * plan::scratch_alignment;
-        st.registers = st.chunks > 1 ? scratch.allocate(slots * st.register_stride) : registers_;
+        st.registers = st.chunks > 1 ? scratch.allocate(slots * st.register_stride) : registers;
         constexpr std::size_t per_line = plan::scratch_alignment / sizeof(std::byte*);
         st.ptr_stride = (r.registers.size() + per_line) / per_line * per_line;
         st.slot_ptrs = reinterpret_cast<std::byte**>(

@@ -60,6 +60,7 @@ XTRACE_DECL plan build(const graph::graph& g, std::span<const shape_t> arg_shape
     plan_controls(g, p);
     p.fused_leaves = static_fusion_leaves(g, p.shapes);
     p.donations = donations(g, p);
+    group_concurrent_steps(g, p);
     p.tiling = plan_row_tiles(g, p, arg_shapes);
     return p;
 }

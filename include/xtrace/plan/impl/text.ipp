@@ -102,6 +102,10 @@ XTRACE_DECL std::string to_text(const plan& p, const graph::graph& given,
         os << '%' << id << " = " << graph::node_text(n, operands);
     };
     for (std::size_t k = 0; k < p.steps.size(); ++k) {
+        for (const concurrent_steps& c : p.concurrent)
+            if (c.first == k)
+                os << indent << "steps " << k << " to " << k + c.count - 1
+                   << " may run at once (work " << c.work << ")\n";
         os << indent << "step " << k << ": ";
         std::visit(
             [&](const auto& s) {
