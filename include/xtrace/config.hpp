@@ -49,6 +49,17 @@
 #define XTRACE_INLINE [[gnu::always_inline]] inline
 #endif
 
+/// Puts an expression tree's evaluation into the kernel that runs it, so that the trees of the
+/// batches a kernel computes side by side are scheduled together. Unoptimised builds (the
+/// sanitizer runs) leave the calls be: inlining there only costs compile time.
+#if defined(__GNUC__) && defined(__OPTIMIZE__)
+#define XTRACE_TREE_INLINE [[gnu::always_inline]] inline
+#define XTRACE_LAMBDA_INLINE __attribute__((always_inline))
+#else
+#define XTRACE_TREE_INLINE inline
+#define XTRACE_LAMBDA_INLINE
+#endif
+
 // Whether this translation unit compiles the runtime's out-of-line functions: always when
 // header-only, else only in the one that includes <xtrace/src.hpp>.
 #if !defined(XTRACE_SEPARATE_COMPILATION) || defined(XTRACE_COMPILING_RUNTIME)

@@ -12,6 +12,7 @@
 #include "functors.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <limits>
@@ -62,19 +63,20 @@ struct reducer {
     }
 };
 
-// Reduces the n elements that batch(i) (a SIMD batch from element i on) and one(i) give: four
-// SIMD accumulators, then their lanes, then the tail one by one. reduce_run reads them from
-// memory and a fused piece folding into a reduction computes them (static_fusion::fold_kernel),
-// so both add up in one order. (Not always to the same bits: the compiler may fuse a piece's
-// last multiply with the accumulating add, where a stored block was rounded first.)
+// Reduces the n elements that four(i) (four SIMD batches side by side from element i on), batch(i)
+// (one batch) and one(i) give: four SIMD accumulators, then their lanes, then the tail one by one.
+// reduce_run reads them from memory and a fused piece folding into a reduction computes them
+// (static_fusion::fold_kernel), so both add up in one order. (Not always to the same bits: the
+// compiler may fuse a piece's last multiply with the accumulating add, where a stored block was
+// rounded first.)
 //
 // A maximum or minimum of floats propagates NaN, which costs a select on two compares per batch;
 // it runs first with the plain SIMD max or min and a sum of the same elements that turns NaN if
 // any is (or, rarely, when sums of both signs overflow), and only then again with the select,
-// on again(i): the same batches a second time. (A piece that stored its elements, perhaps over
+// on again(i): the same four batches a second time. (A piece that stored its elements, perhaps over
 // its own operands, reads them back from where it stored them.)
-template <class R, class T, class Batch, class One, class Again>
-XTRACE_INLINE T reduce_elements(std::size_t n, const Batch& batch, const One& one,
+template <class R, class T, class Four, class Batch, class One, class Again>
+XTRACE_INLINE T reduce_elements(std::size_t n, const Four& four, const Batch& batch, const One& one,
                                 const Again& again) {
     T acc = R::identity();
     std::size_t i = 0;
@@ -87,7 +89,7 @@ XTRACE_INLINE T reduce_elements(std::size_t n, const Batch& batch, const One& on
                 for (; i + 4 * w <= n; i += 4 * w) {
                     // Four batches computed side by side (when a piece computes them, each is a
                     // chain of ops the core overlaps with the others'), then folded.
-                    const B v[4] = {load(i), load(i + w), load(i + 2 * w), load(i + 3 * w)};
+                    const std::array<B, 4> v = load(i);
                     for (std::size_t u = 0; u < 4; ++u)
                         a[u] = R::combine(a[u], v[u]);
                 }
@@ -96,7 +98,7 @@ XTRACE_INLINE T reduce_elements(std::size_t n, const Batch& batch, const One& on
                           (R::k == op_kind::max || R::k == op_kind::min)) {
                 B probe[4] = {B(T(0)), B(T(0)), B(T(0)), B(T(0))};
                 for (; i + 4 * w <= n; i += 4 * w) {
-                    const B v[4] = {batch(i), batch(i + w), batch(i + 2 * w), batch(i + 3 * w)};
+                    const std::array<B, 4> v = four(i);
                     for (std::size_t u = 0; u < 4; ++u) {
                         a[u] =
                             R::k == op_kind::max ? xsimd::max(a[u], v[u]) : xsimd::min(a[u], v[u]);
@@ -112,7 +114,7 @@ XTRACE_INLINE T reduce_elements(std::size_t n, const Batch& batch, const One& on
                     i = end;
                 }
             } else {
-                exact(batch);
+                exact(four);
             }
             alignas(64) T lanes[w];
             R::combine(R::combine(a[0], a[1]), R::combine(a[2], a[3])).store_aligned(lanes);
@@ -137,9 +139,15 @@ XTRACE_INLINE T reduce_elements(std::size_t n, const Batch& batch, const One& on
 // Reduces n contiguous elements.
 template <class R, class T>
 T reduce_run(const T* p, std::size_t n) {
-    auto batch = [p](std::size_t i) { return simd::batch<T>::load_unaligned(p + i); };
+    using B = simd::batch<T>;
+    auto four = [p](std::size_t i) {
+        return std::array<B, 4>{B::load_unaligned(p + i), B::load_unaligned(p + i + B::size),
+                                B::load_unaligned(p + i + 2 * B::size),
+                                B::load_unaligned(p + i + 3 * B::size)};
+    };
     return reduce_elements<R, T>(
-        n, batch, [p](std::size_t i) { return p[i]; }, batch);
+        n, four, [p](std::size_t i) { return B::load_unaligned(p + i); },
+        [p](std::size_t i) { return p[i]; }, four);
 }
 
 } // namespace detail

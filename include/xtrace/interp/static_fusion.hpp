@@ -102,6 +102,27 @@ inline constexpr bool from_reductions<node<Op, Cs...>> = [] {
 template <class C>
 inline constexpr bool from_reductions<cut<C>> = from_reductions<C>;
 
+/// True when E computes an op that a math library function does (exp, tanh, ...): the compiler
+/// calls it rather than inlining it, and each call is a wall its scheduling cannot cross.
+template <class E>
+inline constexpr bool calls_out = false;
+template <class Op, class... Cs>
+inline constexpr bool calls_out<node<Op, Cs...>> = [] {
+    switch (Op::kind) {
+    case op_kind::exp:
+    case op_kind::log:
+    case op_kind::sin:
+    case op_kind::cos:
+    case op_kind::tanh:
+    case op_kind::sigmoid:
+    case op_kind::erf:
+    case op_kind::pow:
+        return true;
+    default:
+        return (calls_out<Cs> || ...);
+    }
+}();
+
 namespace detail {
 
 // What a kernel reads, copied out of the caller's table before its loop: the compiler then
@@ -127,6 +148,18 @@ struct eval {
                 return B(t.value[Leaf]);
         return B::load_unaligned(t.at[Leaf] + i);
     }
+    template <class B, std::size_t U, class Table>
+    XTRACE_TREE_INLINE static std::array<B, U> lanes(const Table& t, std::size_t i) {
+        std::array<B, U> r;
+        if constexpr (may_be_one)
+            if (t.one >> Leaf & 1) {
+                r.fill(B(t.value[Leaf]));
+                return r;
+            }
+        for (std::size_t u = 0; u < U; ++u)
+            r[u] = B::load_unaligned(t.at[Leaf] + i + u * B::size);
+        return r;
+    }
     template <class Table>
     static T one(const Table& t, std::size_t i) {
         if constexpr (may_be_one)
@@ -149,6 +182,12 @@ struct eval<constant<T>, Leaf> {
     template <class B, class Table>
     static B batch(const Table& t, std::size_t) {
         return B(t.value[Leaf]);
+    }
+    template <class B, std::size_t U, class Table>
+    XTRACE_TREE_INLINE static std::array<B, U> lanes(const Table& t, std::size_t) {
+        std::array<B, U> r;
+        r.fill(B(t.value[Leaf]));
+        return r;
     }
     template <class Table>
     static T one(const Table& t, std::size_t) {
@@ -176,11 +215,32 @@ requires interior<node<Op, Cs...>>
 struct eval<node<Op, Cs...>, Leaf> {
     using F = typename functor_of<Op>::type;
     template <class B, class Table>
-    static B batch(const Table& t, std::size_t i) {
-        return [&]<std::size_t... K>(std::index_sequence<K...>) {
+    XTRACE_TREE_INLINE static B batch(const Table& t, std::size_t i) {
+        return [&]<std::size_t... K>(std::index_sequence<K...>) XTRACE_LAMBDA_INLINE {
             return F{}(eval<Cs, Leaf + offset_of<K, Cs...>>::template batch<B>(t, i)...);
         }
         (std::index_sequence_for<Cs...>{});
+    }
+    // U batches side by side. A tree without library calls is evaluated whole for each batch in
+    // turn, in one basic block that the core overlaps, with few values live. A tree with them is
+    // evaluated op by op across the U batches, as the U calls of each op then run back to back
+    // with their operands ready, instead of each call waiting on the chain before it.
+    template <class B, std::size_t U, class Table>
+    XTRACE_TREE_INLINE static std::array<B, U> lanes(const Table& t, std::size_t i) {
+        std::array<B, U> r;
+        if constexpr (!calls_out<node<Op, Cs...>>) {
+            for (std::size_t u = 0; u < U; ++u)
+                r[u] = batch<B>(t, i + u * B::size);
+        } else {
+            [&]<std::size_t... K>(std::index_sequence<K...>) XTRACE_LAMBDA_INLINE {
+                const std::tuple in{
+                    eval<Cs, Leaf + offset_of<K, Cs...>>::template lanes<B, U>(t, i)...};
+                for (std::size_t u = 0; u < U; ++u)
+                    r[u] = F{}(std::get<K>(in)[u]...);
+            }
+            (std::index_sequence_for<Cs...>{});
+        }
+        return r;
     }
     template <class Table>
     static auto one(const Table& t, std::size_t i) {
@@ -208,9 +268,10 @@ struct eval<node<Op, Cs...>, Leaf> {
 } // namespace detail
 
 /// Batches a compiled kernel computes side by side: one batch at a time, a kernel of many ops waits
-/// on each op's latency. Each batch's tree is evaluated whole, the trees in one basic block, which
-/// the core overlaps; building each op's operands for all batches at once as arrays made the
-/// compiler keep them on the stack, at twice the cost.
+/// on each op's latency. A tree of inlined ops is evaluated whole for each batch, in one basic
+/// block the core overlaps (building each op's operands for all batches at once as arrays keeps
+/// more values live than there are registers); a tree with library calls op by op across the
+/// batches (eval::lanes).
 inline constexpr std::size_t unroll = XTRACE_STATIC_FUSION_UNROLL;
 
 /// Leaves of E (bit k: leaf k) that its kernel can read as one value: those computed from
@@ -263,11 +324,9 @@ void kernel(const void* const* leaves, void* out, std::size_t n) {
     const auto t = detail::table_of<E>(leaves);
     std::size_t i = 0;
     for (; i + unroll * B::size <= n; i += unroll * B::size) {
-        [&]<std::size_t... u>(std::index_sequence<u...>) {
-            const B r[] = {detail::eval<E, 0>::template batch<B>(t, i + u * B::size)...};
-            (r[u].store_unaligned(o + i + u * B::size), ...);
-        }
-        (std::make_index_sequence<unroll>{});
+        const std::array<B, unroll> r = detail::eval<E, 0>::template lanes<B, unroll>(t, i);
+        for (std::size_t u = 0; u < unroll; ++u)
+            r[u].store_unaligned(o + i + u * B::size);
     }
     for (; i + B::size <= n; i += B::size)
         detail::eval<E, 0>::template batch<B>(t, i).store_unaligned(o + i);
@@ -295,6 +354,15 @@ void fold_kernel(const void* const* leaves, void* out, std::size_t start, std::s
             const T run = interp::detail::reduce_elements<R, T>(
                 end - i,
                 [&](std::size_t j) {
+                    std::array<B, 4> v = V::template lanes<B, 4>(t, i + j);
+                    for (std::size_t u = 0; u < 4; ++u) {
+                        v[u] = detail::rounded(v[u]);
+                        if constexpr (decltype(stores)::value)
+                            v[u].store_unaligned(o + i + j + u * B::size);
+                    }
+                    return v;
+                },
+                [&](std::size_t j) {
                     const B v = detail::rounded(V::template batch<B>(t, i + j));
                     if constexpr (decltype(stores)::value)
                         v.store_unaligned(o + i + j);
@@ -307,10 +375,14 @@ void fold_kernel(const void* const* leaves, void* out, std::size_t start, std::s
                     return v;
                 },
                 [&](std::size_t j) { // what the first pass stored, or the same again
-                    if constexpr (decltype(stores)::value)
-                        return B::load_unaligned(o + i + j);
-                    else
-                        return V::template batch<B>(t, i + j);
+                    if constexpr (decltype(stores)::value) {
+                        std::array<B, 4> v;
+                        for (std::size_t u = 0; u < 4; ++u)
+                            v[u] = B::load_unaligned(o + i + j + u * B::size);
+                        return v;
+                    } else {
+                        return V::template lanes<B, 4>(t, i + j);
+                    }
                 });
             results[row] = R::combine(results[row], run);
             i = end;
