@@ -35,21 +35,6 @@ bool integral(dtype t) {
     return t == dtype::int32 || t == dtype::int64;
 }
 
-bool transcendental(op_kind op) {
-    switch (op) {
-    case op_kind::exp:
-    case op_kind::log:
-    case op_kind::sin:
-    case op_kind::cos:
-    case op_kind::tanh:
-    case op_kind::sigmoid:
-    case op_kind::erf:
-        return true;
-    default:
-        return false;
-    }
-}
-
 bool rounding(op_kind op) {
     return op == op_kind::floor || op == op_kind::ceil || op == op_kind::round;
 }

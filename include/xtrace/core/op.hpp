@@ -175,6 +175,23 @@ constexpr op_info info(op_kind k) noexcept {
     return {"?", 0, op_domain::any, op_result::same, false, false};
 }
 
+/// True for the transcendental elementwise ops (exp, log, sin, cos, tanh, sigmoid, erf): computed
+/// by library functions, correctly rounded by none, so two implementations may differ by an ulp.
+constexpr bool transcendental(op_kind k) noexcept {
+    switch (k) {
+    case op_kind::exp:
+    case op_kind::log:
+    case op_kind::sin:
+    case op_kind::cos:
+    case op_kind::tanh:
+    case op_kind::sigmoid:
+    case op_kind::erf:
+        return true;
+    default:
+        return false;
+    }
+}
+
 /// True when an op of domain d accepts operands of dtype t.
 constexpr bool accepts(op_domain d, dtype t) noexcept {
     switch (d) {

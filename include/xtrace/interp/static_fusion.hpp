@@ -107,21 +107,9 @@ inline constexpr bool from_reductions<cut<C>> = from_reductions<C>;
 template <class E>
 inline constexpr bool calls_out = false;
 template <class Op, class... Cs>
-inline constexpr bool calls_out<node<Op, Cs...>> = [] {
-    switch (Op::kind) {
-    case op_kind::exp:
-    case op_kind::log:
-    case op_kind::sin:
-    case op_kind::cos:
-    case op_kind::tanh:
-    case op_kind::sigmoid:
-    case op_kind::erf:
-    case op_kind::pow:
-        return true;
-    default:
-        return (calls_out<Cs> || ...);
-    }
-}();
+inline constexpr bool
+    calls_out<node<Op, Cs...>> = transcendental(Op::kind) || Op::kind == op_kind::pow ||
+                                 (calls_out<Cs> || ...);
 
 namespace detail {
 
