@@ -203,6 +203,7 @@ private:
         const plan::region* r;
         input_state* inputs;
         std::byte** outs;            // per node: its home when live, else null
+        std::size_t* out_sizes;      // per node: its element bytes (read for every block)
         std::byte* registers;        // one register set per worker slot
         std::size_t register_stride; // bytes between two slots' sets (apart by a cache line)
         std::byte** slot_ptrs;       // per worker slot: one pointer per register slot
@@ -230,8 +231,12 @@ private:
         auto* broadcast = reinterpret_cast<std::int64_t*>(
             scratch.allocate(n_in * (rank + 1) * sizeof(std::int64_t) + 1));
         st.outs = reinterpret_cast<std::byte**>(scratch.allocate(n_nodes * sizeof(std::byte*) + 1));
-        for (std::size_t k = 0; k < n_nodes; ++k)
+        st.out_sizes =
+            reinterpret_cast<std::size_t*>(scratch.allocate(n_nodes * sizeof(std::size_t) + 1));
+        for (std::size_t k = 0; k < n_nodes; ++k) {
             st.outs[k] = r.live_out[k] ? home_data(r.nodes[k]) : nullptr;
+            st.out_sizes[k] = dtype_size(g_[r.nodes[k]].type);
+        }
         for (std::size_t i = 0; i < n_in; ++i) {
             const graph::node_id id = r.inputs[i];
             input_state& in = st.inputs[i];
@@ -410,7 +415,7 @@ private:
             }
             for (std::size_t k = 0; k < n_nodes; ++k)
                 if (st.outs[k])
-                    ptrs[n_in + k] = st.outs[k] + start * dtype_size(g_[r.nodes[k]].type);
+                    ptrs[n_in + k] = st.outs[k] + start * st.out_sizes[k];
             for (const auto& ins : r.program) {
                 if (ins.leaves) { // a fused piece: its leaves, then which are one value
                     const void* in[plan::max_fused_leaves + 1];
