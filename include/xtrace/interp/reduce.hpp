@@ -63,6 +63,15 @@ struct reducer {
     }
 };
 
+// U batches side by side, read from p on.
+template <class B, std::size_t U, class T>
+XTRACE_INLINE std::array<B, U> load_batches(const T* p) {
+    std::array<B, U> r;
+    for (std::size_t u = 0; u < U; ++u)
+        r[u] = B::load_unaligned(p + u * B::size);
+    return r;
+}
+
 // Reduces the n elements that four(i) (four SIMD batches side by side from element i on), batch(i)
 // (one batch) and one(i) give: four SIMD accumulators, then their lanes, then the tail one by one.
 // reduce_run reads them from memory and a fused piece folding into a reduction computes them
@@ -140,11 +149,7 @@ XTRACE_INLINE T reduce_elements(std::size_t n, const Four& four, const Batch& ba
 template <class R, class T>
 T reduce_run(const T* p, std::size_t n) {
     using B = simd::batch<T>;
-    auto four = [p](std::size_t i) {
-        return std::array<B, 4>{B::load_unaligned(p + i), B::load_unaligned(p + i + B::size),
-                                B::load_unaligned(p + i + 2 * B::size),
-                                B::load_unaligned(p + i + 3 * B::size)};
-    };
+    auto four = [p](std::size_t i) { return load_batches<B, 4>(p + i); };
     return reduce_elements<R, T>(
         n, four, [p](std::size_t i) { return B::load_unaligned(p + i); },
         [p](std::size_t i) { return p[i]; }, four);

@@ -138,15 +138,13 @@ struct eval {
     }
     template <class B, std::size_t U, class Table>
     XTRACE_TREE_INLINE static std::array<B, U> lanes(const Table& t, std::size_t i) {
-        std::array<B, U> r;
         if constexpr (may_be_one)
             if (t.one >> Leaf & 1) {
+                std::array<B, U> r;
                 r.fill(B(t.value[Leaf]));
                 return r;
             }
-        for (std::size_t u = 0; u < U; ++u)
-            r[u] = B::load_unaligned(t.at[Leaf] + i + u * B::size);
-        return r;
+        return interp::detail::load_batches<B, U>(t.at[Leaf] + i);
     }
     template <class Table>
     static T one(const Table& t, std::size_t i) {
@@ -363,14 +361,10 @@ void fold_kernel(const void* const* leaves, void* out, std::size_t start, std::s
                     return v;
                 },
                 [&](std::size_t j) { // what the first pass stored, or the same again
-                    if constexpr (decltype(stores)::value) {
-                        std::array<B, 4> v;
-                        for (std::size_t u = 0; u < 4; ++u)
-                            v[u] = B::load_unaligned(o + i + j + u * B::size);
-                        return v;
-                    } else {
+                    if constexpr (decltype(stores)::value)
+                        return interp::detail::load_batches<B, 4>(o + i + j);
+                    else
                         return V::template lanes<B, 4>(t, i + j);
-                    }
                 });
             results[row] = R::combine(results[row], run);
             i = end;
