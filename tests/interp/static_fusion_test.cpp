@@ -66,3 +66,19 @@ TEST_CASE("a shared subexpression and repeated arguments map to the right leaves
     const xt::xarray<double> expected = (xt::exp(y) - x) * (xt::exp(y) - x) + 3.0 * y - x / 2.0;
     CHECK(close(fused(x, y), expected, 8, 1e-12));
 }
+
+TEST_CASE("each argument of a fused kernel is checked for its layout and moved with its chunk") {
+    auto f = [](auto x, auto y) { return x * y + 2.0 * x - y; };
+    auto fused = xtrace::function(f, quiet());
+    for (std::size_t rows : {0u, 1u, 5u, 300u}) { // 300 rows of 257: several chunks
+        const xt::xarray<double> x = random_array<double>({rows, 257});
+        const xt::xarray<double> y = random_array<double>({rows, 257});
+        const xt::xarray<double> expected = x * y + 2.0 * x - y;
+        CHECK(close(fused(x, y), expected, 4, 1e-12));
+        const xt::xarray<double> yt = random_array<double>({257, rows});
+        const auto strided = xt::transpose(yt); // only the second argument is not row-major
+        const xt::xarray<double> expected_t = x * strided + 2.0 * x - strided;
+        CHECK(close(fused(x, strided), expected_t, 4, 1e-12));
+        CHECK(close(fused(yt, yt), xt::xarray<double>(yt * yt + 2.0 * yt - yt), 4, 1e-12));
+    }
+}

@@ -65,7 +65,8 @@ struct bound_trace {
     std::shared_ptr<const binding> keep; ///< keeps trace and plan alive while the call runs
     const trace_entry* trace = nullptr;
     const plan::plan* plan = nullptr;
-    bool pinned = false; ///< found through the thread's pin, which keeps them alive instead
+    bool pinned = false;    ///< found through the thread's pin, which keeps them alive instead
+    std::uint64_t call = 0; ///< the call's number among the function's calls, from 1 (find)
 
     bound_trace() = default;
     bound_trace(std::shared_ptr<const binding> k, const trace_entry* t, const plan::plan* p)
@@ -223,6 +224,26 @@ private:
     XTRACE_DECL static std::uint64_t next_cache_id() noexcept;
     std::atomic<std::int64_t> tracing_ns_{0}, running_ns_{0};
     retrace_monitor monitor_;
+};
+
+/// Adds the time until its end to `cache`'s running time, counted function_stats::timing_period
+/// times, as one call in that many is timed; a null cache times nothing.
+class running_timer {
+public:
+    explicit running_timer(trace_cache* cache) noexcept
+        : cache_(cache), start_(cache ? std::chrono::steady_clock::now()
+                                      : std::chrono::steady_clock::time_point{}) {}
+    running_timer(const running_timer&) = delete;
+    running_timer& operator=(const running_timer&) = delete;
+    ~running_timer() {
+        if (cache_)
+            cache_->add_running_time((std::chrono::steady_clock::now() - start_) *
+                                     function_stats::timing_period);
+    }
+
+private:
+    trace_cache* cache_;
+    std::chrono::steady_clock::time_point start_;
 };
 
 /// A new signature cache (made here, so that callers never compile its destructor); throws

@@ -13,13 +13,13 @@ struct function_stats {
     std::uint64_t traces = 0;                ///< traces performed
     std::uint64_t evictions = 0;             ///< traces dropped by max_cache_size
     std::chrono::nanoseconds tracing_time{}; ///< spent running lambdas symbolically and planning
-    /// Spent executing graphs. A traced function samples it: one call in timing_period (per
-    /// thread, the first included) is timed and counted that many times, since reading the
-    /// clock twice costs more than running a small graph.
+    /// Spent executing graphs. A traced function samples it: one call in timing_period (its
+    /// first call included) is timed and counted that many times, since reading the clock twice
+    /// costs more than running a small graph.
     std::chrono::nanoseconds running_time{};
 
     /// The sampling period of running_time.
-    static constexpr std::uint32_t timing_period = 16;
+    static constexpr std::uint32_t timing_period = 64;
 };
 
 } // namespace xtrace

@@ -203,7 +203,9 @@ private:
     auto run_traced(Into&& into, const Args&... args) const {
         function_detail::call_frame<Args...> frame(args...);
         function_detail::bound_trace r;
-        if (!cache_->find(frame.key(), frame.statics(), r)) {
+        const bool hit = cache_->find(frame.key(), frame.statics(), r);
+        const std::uint64_t call = r.call;
+        if (!hit) {
             std::vector<function_detail::static_value> values;
             const function_detail::signature sig = frame.make_signature(values);
             auto trace = [&](const function_detail::signature& target) {
@@ -217,31 +219,20 @@ private:
             r = cache_->miss(sig, frame.key(), frame.statics(), values, trace);
         }
         const interp::thread_cap_scope cap(opts().max_threads);
-        // Running time is sampled (see function_stats::running_time).
-        thread_local std::uint32_t calls = 0;
-        const bool timed = calls++ % function_stats::timing_period == 0;
-        const auto start =
-            timed ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point{};
-        auto account = [&] {
-            if (timed)
-                cache_->add_running_time((std::chrono::steady_clock::now() - start) *
-                                         function_stats::timing_period);
-        };
-        if constexpr (std::is_same_v<std::remove_cvref_t<Into>, std::nullptr_t>) {
-            auto out = function_detail::run_graph<Traced>(*r.trace, *r.plan, frame.inputs(),
-                                                          frame.variable_storages());
-            account();
-            return out;
-        } else if constexpr (function_detail::is_donated_arguments_v<std::remove_cvref_t<Into>>) {
-            auto out = function_detail::run_graph_donated<Traced>(*r.trace, *r.plan, frame.inputs(),
-                                                                  frame.variable_storages(), into);
-            account();
-            return out;
-        } else {
+        // Running time is sampled (see function_stats::running_time), from the function's first
+        // call, and added as the call returns: the results are returned as made, never moved (a
+        // move swaps each of an xt::xarray's small vectors element by element).
+        const bool timed = (call - 1) % function_stats::timing_period == 0;
+        const function_detail::running_timer timer(timed ? cache_.get() : nullptr);
+        if constexpr (std::is_same_v<std::remove_cvref_t<Into>, std::nullptr_t>)
+            return function_detail::run_graph<Traced>(*r.trace, *r.plan, frame.inputs(),
+                                                      frame.variable_storages());
+        else if constexpr (function_detail::is_donated_arguments_v<std::remove_cvref_t<Into>>)
+            return function_detail::run_graph_donated<Traced>(*r.trace, *r.plan, frame.inputs(),
+                                                              frame.variable_storages(), into);
+        else
             function_detail::run_graph_into<Traced>(*r.trace, *r.plan, frame.inputs(), into,
                                                     frame.variable_storages());
-            account();
-        }
     }
 
     template <class S>

@@ -47,9 +47,9 @@ XTRACE_DECL plan build(const graph::graph& g, std::span<const shape_t> arg_shape
 /// their inputs have in `p`.
 XTRACE_DECL void plan_controls(const graph::graph& g, plan& p);
 
-/// The leaves a statically fused kernel of `g` reads, or none (see plan::fused_leaves).
-XTRACE_DECL std::vector<graph::node_id> static_fusion_leaves(const graph::graph& g,
-                                                             std::span<const shape_t> shapes);
+/// The leaves a statically fused kernel of `g` reads, or none (see plan::fused_leaves), from
+/// the homes of `p`.
+XTRACE_DECL fused_leaf_table static_fusion_leaves(const graph::graph& g, const plan& p);
 
 /// build(), shared, and logged to std::clog when XTRACE_LOG_PLANS is set: what the signature
 /// cache and concrete functions keep per call shape.

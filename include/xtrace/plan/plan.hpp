@@ -39,6 +39,23 @@ struct home {
     std::uint64_t bits = 0;  ///< constant value
 };
 
+/// The leaves a statically fused kernel reads, laid out so that a call fills its table without
+/// looking at nodes: a cache hit on a small tensor pays for every lookup.
+struct fused_leaf_table {
+    /// An argument leaf: its position in the kernel's table and among the arguments.
+    struct arg_leaf {
+        std::uint32_t leaf = 0;
+        std::uint32_t arg = 0;
+    };
+    std::vector<std::uint64_t> bits; ///< per leaf: a constant's value (unused for arguments)
+    std::vector<arg_leaf> args;      ///< the leaves that are arguments
+    std::vector<std::uint32_t> read; ///< each argument read, once (its layout is checked)
+    std::size_t element_bytes = 0;   ///< of every leaf and the output
+
+    bool empty() const noexcept { return bits.empty(); }
+    std::size_t size() const noexcept { return bits.size(); }
+};
+
 /// Sentinel for "no register".
 inline constexpr std::uint16_t no_register = std::numeric_limits<std::uint16_t>::max();
 
@@ -162,7 +179,7 @@ struct plan {
     /// For a statically fused kernel: the leaves (args, constants) reached depth-first from the
     /// single output, in the order of the expression type; empty when they cannot be used
     /// (several outputs, too many leaves, or an argument of another shape than the output).
-    std::vector<graph::node_id> fused_leaves;
+    fused_leaf_table fused_leaves;
     /// The graph this plan binds when it is not the one given to plan::build: a copy whose
     /// rank-pending nodes have their axes normalised for these shapes (plan/bind_ranks.hpp);
     /// same node ids. Null when the given graph is bound as it is.

@@ -18,8 +18,10 @@ XTRACE_DECL bool binding_table::matches(const binding& b, std::span<const std::i
                                         std::span<const static_ref> statics) {
     if (b.key.size() != key.size() || b.statics.size() != statics.size())
         return false;
-    if (!std::equal(key.begin(), key.end(), b.key.begin()))
-        return false;
+    // A loop, not std::equal: keys are a few words, shorter than a call of memcmp.
+    for (std::size_t i = 0; i < key.size(); ++i)
+        if (key[i] != b.key[i])
+            return false;
     for (std::size_t i = 0; i < statics.size(); ++i)
         if (!statics[i].equals(b.statics[i], statics[i].value))
             return false;

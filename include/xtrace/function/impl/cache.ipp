@@ -47,6 +47,7 @@ XTRACE_DECL trace_cache::~trace_cache() {
 XTRACE_DECL bool trace_cache::find(std::span<const std::int64_t> key,
                                    std::span<const static_ref> statics, bound_trace& out) {
     const std::uint64_t now = calls_.fetch_add(1, std::memory_order_relaxed) + 1;
+    out.call = now;
     // A call nested in another on this thread (a host callback calling a traced function) takes
     // the locked path: the pin must stay as the outer call found it.
     thread_pin* pin = this_thread_pin();

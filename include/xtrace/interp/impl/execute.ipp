@@ -928,18 +928,15 @@ XTRACE_DECL bool execute_fused(static_fusion::kernel_fn kernel, const graph::gra
     if (!kernel || p.fused_leaves.empty())
         return false;
     const shape_t& shape = p.shapes[g.outputs[0]];
-    std::array<const void*, static_fusion::max_leaves> leaves;
-    for (std::size_t k = 0; k < p.fused_leaves.size(); ++k) {
-        const plan::home& home = p.homes[p.fused_leaves[k]];
-        if (home.where == plan::location::constant) {
-            leaves[k] = &home.bits;
-            continue;
-        }
-        const strided_input& in = args[home.index];
-        if (!detail::is_row_major(in.strides.data(), shape))
+    const plan::fused_leaf_table& table = p.fused_leaves;
+    for (const std::uint32_t a : table.read)
+        if (!detail::is_row_major(args[a].strides.data(), shape))
             return false;
-        leaves[k] = in.data;
-    }
+    std::array<const void*, static_fusion::max_leaves> leaves;
+    for (std::size_t k = 0; k < table.size(); ++k)
+        leaves[k] = &table.bits[k];
+    for (const plan::fused_leaf_table::arg_leaf& a : table.args)
+        leaves[a.leaf] = args[a.arg].data;
     // Chunks of whole SIMD-friendly blocks: each leaf (but a constant) and the output move on.
     const auto size = static_cast<std::size_t>(num_elements(shape));
     const std::size_t chunk = chunk_elements(size, 64);
@@ -947,16 +944,13 @@ XTRACE_DECL bool execute_fused(static_fusion::kernel_fn kernel, const graph::gra
         kernel(leaves.data(), output, size);
         return true;
     }
-    const std::size_t out_bytes = dtype_size(g[g.outputs[0]].type);
+    const std::size_t bytes = table.element_bytes;
     for_chunks(chunk_count(size, chunk), [&](std::size_t c, std::size_t) {
         const std::size_t begin = c * chunk;
-        std::array<const void*, static_fusion::max_leaves> moved;
-        for (std::size_t k = 0; k < p.fused_leaves.size(); ++k)
-            moved[k] = p.homes[p.fused_leaves[k]].where == plan::location::constant
-                           ? leaves[k]
-                           : static_cast<const std::byte*>(leaves[k]) +
-                                 begin * dtype_size(g[p.fused_leaves[k]].type);
-        kernel(moved.data(), static_cast<std::byte*>(output) + begin * out_bytes,
+        std::array<const void*, static_fusion::max_leaves> moved = leaves;
+        for (const plan::fused_leaf_table::arg_leaf& a : table.args)
+            moved[a.leaf] = static_cast<const std::byte*>(leaves[a.leaf]) + begin * bytes;
+        kernel(moved.data(), static_cast<std::byte*>(output) + begin * bytes,
                std::min(chunk, size - begin));
     });
     return true;

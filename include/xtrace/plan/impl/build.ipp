@@ -58,7 +58,7 @@ XTRACE_DECL plan build(const graph::graph& g, std::span<const shape_t> arg_shape
             }
     }
     plan_controls(g, p);
-    p.fused_leaves = static_fusion_leaves(g, p.shapes);
+    p.fused_leaves = static_fusion_leaves(g, p);
     p.donations = donations(g, p);
     group_concurrent_steps(g, p);
     p.tiling = plan_row_tiles(g, p, arg_shapes);
@@ -77,10 +77,10 @@ XTRACE_DECL void plan_controls(const graph::graph& g, plan& p) {
 
 // Leaves depth-first from the output, as the expression type lists them (a tree walk of the
 // DAG, so capped: a larger tree runs through the interpreter).
-XTRACE_DECL std::vector<graph::node_id> static_fusion_leaves(const graph::graph& g,
-                                                             std::span<const shape_t> shapes) {
+XTRACE_DECL fused_leaf_table static_fusion_leaves(const graph::graph& g, const plan& p) {
     if (g.outputs.size() != 1 || !g.effects.empty())
         return {};
+    const std::span<const shape_t> shapes = p.shapes;
     const shape_t& out = shapes[g.outputs[0]];
     std::vector<graph::node_id> leaves, stack{g.outputs[0]};
     while (!stack.empty()) {
@@ -98,7 +98,20 @@ XTRACE_DECL std::vector<graph::node_id> static_fusion_leaves(const graph::graph&
         for (auto it = n.inputs.rbegin(); it != n.inputs.rend(); ++it)
             stack.push_back(*it);
     }
-    return leaves;
+    fused_leaf_table t;
+    t.element_bytes = dtype_size(g[g.outputs[0]].type);
+    for (std::size_t k = 0; k < leaves.size(); ++k) {
+        const home& h = p.homes[leaves[k]];
+        if (g[leaves[k]].type != g[g.outputs[0]].type) // a kernel reads leaves of its own dtype
+            return {};
+        t.bits.push_back(h.where == location::constant ? h.bits : 0);
+        if (h.where == location::constant)
+            continue;
+        t.args.push_back({static_cast<std::uint32_t>(k), h.index});
+        if (std::find(t.read.begin(), t.read.end(), h.index) == t.read.end())
+            t.read.push_back(h.index);
+    }
+    return t;
 }
 
 namespace detail {
