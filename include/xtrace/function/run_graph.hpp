@@ -59,8 +59,7 @@ auto run_staged(const trace_entry& trace, const plan::plan& first,
 template <class T>
 xt::xarray<T> fresh_output(const trace_entry& trace, const plan::plan& p, std::size_t k) {
     const shape_t& s = p.shapes[trace.g.outputs[k]];
-    typename xt::xarray<T>::shape_type shape(s.begin(), s.end());
-    auto out = xt::xarray<T>::from_shape(shape);
+    xt::xarray<T> out(typename xt::xarray<T>::shape_type(s.begin(), s.end())); // one shape copy
     advise_huge_pages(out);
     return out;
 }
