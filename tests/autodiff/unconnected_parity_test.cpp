@@ -3,7 +3,7 @@
 // its result the same tensor as the input), an empty stack of a scan that ran no step is still
 // a value of the call, and a stop_gradient inside a body cuts the path as it does outside.
 // Regressions from the random-program differential tester (program seeds 21004800, 21042549,
-// 21066894, 23348174, 29179396).
+// 21066894, 23348174, 29179396, 1209540).
 
 #include "autodiff/finite_differences.hpp"
 #include "support/eager_scope.hpp"
@@ -111,4 +111,31 @@ TEST_CASE("a value computed from x through a comparison gets no gradient, nor as
     const xt::xarray<float> twos = {2.f, 2.f};
     CHECK(traced == twos);
     CHECK(eagerly == twos);
+}
+
+TEST_CASE("a value computed twice the same way is two values: neither is the other's target") {
+    // a and b are the same cast of x, computed twice. y is computed from a only, so its
+    // gradient with respect to b is zeros, traced and eagerly, as two casts are two tensors in
+    // TensorFlow; merging equal nodes must not make b a path to y. Integer x is cast again
+    // from a constant eagerly, float x from x's node on the tape: both must agree.
+    auto f = xtrace::function(
+        [](auto x) {
+            auto a = xtrace::cast<double>(x);
+            auto b = xtrace::cast<double>(x);
+            auto y = xtrace::sum(xtrace::exp(a));
+            return xtrace::gradients(y, b, a);
+        },
+        quiet());
+    auto check = [&](const auto& x, bool same) {
+        const auto [traced, eagerly] = traced_and_eager(f, x);
+        const xt::xarray<double> e = xt::exp(xt::cast<double>(x));
+        const xt::xarray<double> db = same ? e : xt::xarray<double>(xt::zeros<double>({x.size()}));
+        CHECK(close(std::get<0>(traced), db, 4, 1e-12));
+        CHECK(close(std::get<0>(eagerly), db, 4, 1e-12));
+        CHECK(close(std::get<1>(traced), e, 4, 1e-12));
+        CHECK(close(std::get<1>(eagerly), e, 4, 1e-12));
+    };
+    check(xt::xarray<std::int32_t>{1, -2, 3}, false);
+    check(xt::xarray<float>{0.5f, -1.f}, false);
+    check(xt::xarray<double>{2.0}, true); // a cast to x's own dtype is x (tf.cast too): b is a
 }

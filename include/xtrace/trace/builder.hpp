@@ -2,7 +2,8 @@
 #define XTRACE_TRACE_BUILDER_HPP
 
 // Records a trace: every symbolic operation adds its node here as the lambda runs, with its shape
-// inferred (shape errors surface at the line that caused them) and common subexpressions merged.
+// inferred (shape errors surface at the line that caused them); common subexpressions are merged
+// when the trace ends.
 
 #include "../config.hpp"
 #include "../core/error.hpp"
@@ -212,7 +213,7 @@ public:
 private:
     // How a node joins the graph.
     enum class recording : std::uint8_t {
-        merged, // hash-consed: an op over the same operands and attributes is recorded once
+        merged, // a pure op: merged with an equal one when the trace ends (merge_equal)
         kept,   // always a node of its own (args, control nodes and their results)
         effect  // kept, and run in program order with the other effects (print, assign...)
     };
@@ -228,13 +229,14 @@ private:
 
     graph::node_id push(graph::node n);
 
-    graph::node_id intern(graph::node n);
+    // g with each mergeable node equal to an earlier one replaced by it where it is read.
+    static graph::graph merge_equal(graph::graph g, const std::vector<bool>& mergeable);
 
     static graph::graph prune(graph::graph g);
 
     graph::graph g_; // kept after finish(), so that messages can describe escaped tensors
     std::string function_name_;
-    std::unordered_map<std::string, graph::node_id> cse_;
+    std::vector<bool> mergeable_; // per node: recorded as merged (what finish() may merge)
     bool finished_ = false;
     builder* parent_ = nullptr;
     bool variables_allowed_ = true;

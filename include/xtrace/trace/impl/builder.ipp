@@ -43,9 +43,11 @@ XTRACE_DECL graph::node builder::make(op_kind op, dtype type,
 }
 
 XTRACE_DECL graph::node_id builder::record(graph::node n, recording how) {
-    if (how == recording::merged)
-        return intern(std::move(n));
     const auto id = push(std::move(n));
+    if (how == recording::merged) {
+        mergeable_.resize(g_.nodes.size(), false);
+        mergeable_[id] = true;
+    }
     if (how == recording::effect)
         g_.effects.push_back(id);
     return id;
@@ -365,7 +367,7 @@ XTRACE_DECL void builder::refuse_unknown_rank(std::string_view op,
 
 XTRACE_DECL graph::graph builder::finish() {
     finished_ = true;
-    return prune(g_);
+    return prune(merge_equal(g_, mergeable_));
 }
 
 XTRACE_DECL graph::node_id builder::push(graph::node n) {
@@ -373,31 +375,45 @@ XTRACE_DECL graph::node_id builder::push(graph::node n) {
     return static_cast<graph::node_id>(g_.nodes.size() - 1);
 }
 
-// Hash-consing: the key is every field that decides what the node computes.
-XTRACE_DECL graph::node_id builder::intern(graph::node n) {
+// Equal mergeable nodes, in order, stand for the first of them: the key is every field that
+// decides what a node computes, its operands already merged. Done when the trace ends, not as
+// nodes are recorded, so that while tracing each op is a value of its own, as in TensorFlow: a
+// gradient with respect to one of two equal values does not flow through the other.
+XTRACE_DECL graph::graph builder::merge_equal(graph::graph g, const std::vector<bool>& mergeable) {
+    std::unordered_map<std::string, graph::node_id> first;
+    std::vector<graph::node_id> same(g.nodes.size());
     std::string key;
-    key.reserve(32 + 4 * n.inputs.size());
-    auto put = [&](const auto& v) { key.append(reinterpret_cast<const char*>(&v), sizeof v); };
-    put(n.op);
-    put(n.type);
-    put(n.fvalue);
-    put(n.ivalue);
-    put(n.max_iterations);
-    put(n.carried);
-    put(n.scanned);
-    put(n.initializer);
-    for (auto in : n.inputs)
-        put(in);
-    put(n.keep_dims);
-    for (auto a : n.axes)
-        put(a);
-    put(std::int64_t(-2)); // separates axes from dims
-    for (auto d : n.dims)
-        put(d);
-    auto [it, inserted] = cse_.try_emplace(std::move(key), 0);
-    if (inserted)
-        it->second = push(std::move(n));
-    return it->second;
+    for (graph::node_id id = 0; id < g.nodes.size(); ++id) {
+        graph::node& n = g.nodes[id];
+        for (auto& in : n.inputs)
+            in = same[in];
+        same[id] = id;
+        if (id >= mergeable.size() || !mergeable[id])
+            continue;
+        key.clear();
+        auto put = [&](const auto& v) { key.append(reinterpret_cast<const char*>(&v), sizeof v); };
+        put(n.op);
+        put(n.type);
+        put(n.fvalue);
+        put(n.ivalue);
+        put(n.max_iterations);
+        put(n.carried);
+        put(n.scanned);
+        put(n.initializer);
+        for (auto in : n.inputs)
+            put(in);
+        put(n.keep_dims);
+        for (auto a : n.axes)
+            put(a);
+        put(std::int64_t(-2)); // separates axes from dims
+        for (auto d : n.dims)
+            put(d);
+        same[id] = first.try_emplace(key, id).first->second;
+    }
+    for (auto* ids : {&g.args, &g.outputs, &g.effects})
+        for (auto& id : *ids)
+            id = same[id];
+    return g;
 }
 
 XTRACE_DECL graph::graph builder::prune(graph::graph g) {
