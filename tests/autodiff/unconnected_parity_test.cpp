@@ -139,3 +139,29 @@ TEST_CASE("a value computed twice the same way is two values: neither is the oth
     check(xt::xarray<float>{0.5f, -1.f}, false);
     check(xt::xarray<double>{2.0}, true); // a cast to x's own dtype is x (tf.cast too): b is a
 }
+
+TEST_CASE("a host function without a gradient is refused while tracing on a path not taken") {
+    // Tracing differentiates both branches, as TensorFlow's graph mode does; the eager tape
+    // holds the branch that ran, which here gives the host function's value no gradient
+    // (floor's is none). Program seed 1510688 of the differential tester.
+    auto f = xtrace::function(
+        [](auto x, auto p) {
+            auto hosted = xtrace::host_function(
+                [](const xt::xarray<float>& h) { return xt::xarray<float>(xt::flatten(h)); },
+                xtrace::spec<float>({-1}), x);
+            auto v = xtrace::cond(
+                p, [&] { return xtrace::exp(hosted); }, [&] { return xtrace::floor(hosted); });
+            return xtrace::gradients(xtrace::sum(v) + xtrace::sum(x), x);
+        },
+        quiet());
+    const xt::xarray<float> x = {0.5f, 1.5f};
+    const xt::xarray<bool> no(false), yes(true);
+    CHECK_THROWS_AS(f(x, no), xtrace::tracing_error);
+    {
+        eager_scope eager;
+        const xt::xarray<float> ones = {1.f, 1.f}, eagerly = f(x, no);
+        CHECK(eagerly == ones);
+        CHECK_THROWS_AS(f(x, yes), xtrace::tracing_error);
+    }
+    CHECK_THROWS_AS(f(x, yes), xtrace::tracing_error); // and the function still answers
+}
