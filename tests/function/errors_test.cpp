@@ -72,3 +72,19 @@ TEST_CASE("rank above the supported maximum is a signature_error naming the argu
         CHECK(std::string(e.what()).find("arg 0 has rank 17") != std::string::npos);
     }
 }
+
+TEST_CASE("a variable argument of rank above the maximum is a signature_error naming it") {
+    auto f = xtrace::function([](auto x, auto v) { return x + v.read(); });
+    std::vector<std::size_t> shape(XTRACE_MAX_RANK + 1, 1);
+    xtrace::variable<float> deep(xt::xarray<float>::from_shape(shape), "deep");
+    const xt::xarray<float> x{1.f};
+    try {
+        f(x, deep);
+        FAIL("no exception");
+    } catch (const xtrace::signature_error& e) {
+        CHECK(std::string(e.what()).find("arg 1 has rank 17") != std::string::npos);
+    }
+    xtrace::variable<float> flat(xt::xarray<float>{2.f}, "flat");
+    const xt::xarray<float> r = f(x, flat); // the function still answers
+    CHECK(r(0) == 3.f);
+}

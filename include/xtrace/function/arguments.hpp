@@ -81,22 +81,32 @@ const auto& held_value(const H& h) {
         return h;
 }
 
-/// Appends a tensor's signature (dtype, rank, dims) to `key` and fills its strided view.
+/// Most key entries a tensor argument takes: its dtype, its rank and a dim per axis.
+inline constexpr std::size_t tensor_key_size = 2 + XTRACE_MAX_RANK;
+
+/// Throws the signature_error of argument `position`, of rank `rank` above XTRACE_MAX_RANK.
+[[noreturn]] inline void throw_rank_error(std::size_t position, std::size_t rank) {
+    throw signature_error("xtrace: arg " + std::to_string(position) + " has rank " +
+                          std::to_string(rank) + "; the most xtrace supports is " +
+                          std::to_string(XTRACE_MAX_RANK));
+}
+
+/// Writes a tensor's signature (dtype, rank, dims) at `key`, at most tensor_key_size entries,
+/// fills its strided view, and returns the end of what it wrote.
 template <class X>
-void describe(const X& x, std::size_t position, std::vector<std::int64_t>& key,
-              interp::strided_input& in) {
+std::int64_t* describe(const X& x, std::size_t position, std::int64_t* key,
+                       interp::strided_input& in) {
     const std::size_t rank = x.dimension();
-    if (rank > XTRACE_MAX_RANK)
-        throw signature_error("xtrace: arg " + std::to_string(position) + " has rank " +
-                              std::to_string(rank) + "; the most xtrace supports is " +
-                              std::to_string(XTRACE_MAX_RANK));
-    key.push_back(static_cast<std::int64_t>(dtype_of_v<tensor_element_t<X>>));
-    key.push_back(static_cast<std::int64_t>(rank));
+    if (rank > XTRACE_MAX_RANK) [[unlikely]]
+        throw_rank_error(position, rank);
+    *key++ = static_cast<std::int64_t>(dtype_of_v<tensor_element_t<X>>);
+    *key++ = static_cast<std::int64_t>(rank);
     for (std::size_t d = 0; d < rank; ++d) {
-        key.push_back(static_cast<std::int64_t>(x.shape()[d]));
+        *key++ = static_cast<std::int64_t>(x.shape()[d]);
         in.strides[d] = static_cast<std::int64_t>(x.strides()[d]);
     }
     in.data = x.data() + x.data_offset();
+    return key;
 }
 
 /// Key entry that marks a static argument (its value is compared separately).

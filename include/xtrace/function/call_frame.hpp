@@ -9,6 +9,7 @@
 #include "binding_table.hpp"
 #include "signature.hpp"
 
+#include <algorithm>
 #include <array>
 #include <span>
 #include <tuple>
@@ -31,21 +32,18 @@ public:
     static constexpr std::size_t variables = variable_count_v<Args...>;
 
     explicit call_frame(const Args&... args) : held_(hold(args)...) {
-        thread_local std::vector<std::int64_t> spare; // a warm call allocates no key
-        key_ = std::move(spare);
-        key_.clear();
         std::size_t t = 0;
         [&]<std::size_t... I>(std::index_sequence<I...>) {
             (describe_one(function_detail::held_value(std::get<I>(held_)), I, t), ...);
         }
         (std::index_sequence_for<Args...>{});
-        spare_ = &spare;
     }
     call_frame(const call_frame&) = delete;
     call_frame& operator=(const call_frame&) = delete;
-    ~call_frame() { *spare_ = std::move(key_); }
 
-    std::span<const std::int64_t> key() const noexcept { return key_; }
+    std::span<const std::int64_t> key() const noexcept {
+        return {key_.data(), static_cast<std::size_t>(key_end_ - key_.data())};
+    }
     std::span<const static_ref> statics() const noexcept {
         return {statics_.data(), statics_count_};
     }
@@ -77,16 +75,18 @@ private:
     template <class A>
     void describe_one(const A& a, std::size_t position, std::size_t& t) {
         if constexpr (tensor_argument<A>) {
-            describe(a, position, key_, inputs_[t++]);
+            key_end_ = describe(a, position, key_end_, inputs_[t++]);
         } else if constexpr (variable_argument<A>) {
             graph::variable_storage* s = a.storage().get();
-            key_.push_back(variable_marker);
-            key_.push_back(static_cast<std::int64_t>(s->type));
-            key_.push_back(static_cast<std::int64_t>(s->shape.size()));
-            key_.insert(key_.end(), s->shape.begin(), s->shape.end());
+            if (s->shape.size() > XTRACE_MAX_RANK) [[unlikely]]
+                throw_rank_error(position, s->shape.size());
+            *key_end_++ = variable_marker;
+            *key_end_++ = static_cast<std::int64_t>(s->type);
+            *key_end_++ = static_cast<std::int64_t>(s->shape.size());
+            key_end_ = std::copy(s->shape.begin(), s->shape.end(), key_end_);
             variables_[variables_count_++] = s;
         } else {
-            key_.push_back(static_marker);
+            *key_end_++ = static_marker;
             using key = static_key<A>;
             statics_[statics_count_++] =
                 static_ref{&a, &typeid(A), static_hash(key::view(a)),
@@ -118,9 +118,15 @@ private:
         }
     }
 
+    // The most entries the key can hold: a tensor's or a variable's signature (behind a marker
+    // for a variable), one marker per static. Held in place, a call's key allocates nothing.
+    static constexpr std::size_t key_capacity = tensors * tensor_key_size +
+                                                variables * (1 + tensor_key_size) +
+                                                (sizeof...(Args) - tensors - variables);
+
     std::tuple<decltype(hold(std::declval<const Args&>()))...> held_;
-    std::vector<std::int64_t> key_;
-    std::vector<std::int64_t>* spare_ = nullptr;
+    std::array<std::int64_t, key_capacity + 1> key_;
+    std::int64_t* key_end_ = key_.data();
     std::array<interp::strided_input, tensors + 1> inputs_;
     std::array<static_ref, sizeof...(Args) - tensors + 1> statics_;
     std::size_t statics_count_ = 0;
