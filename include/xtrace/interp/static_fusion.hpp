@@ -292,8 +292,16 @@ template <class E>
 leaf_table<typename E::value_type, leaf_count<E>> table_of(const void* const* leaves) {
     using T = typename E::value_type;
     leaf_table<T, leaf_count<E>> t;
-    for (std::size_t k = 0; k < leaf_count<E>; ++k)
-        t.at[k] = static_cast<const T*>(leaves[k]);
+    for (std::size_t k = 0; k < leaf_count<E>; ++k) {
+        // One pointer per load. The caller has just stored them one by one, and a vector load
+        // spanning two of those stores cannot take their values from the store buffer: it
+        // waits for both to reach the cache, which on a small call costs more than the ops.
+        const void* p = leaves[k];
+#if defined(__GNUC__)
+        asm("" : "+r"(p));
+#endif
+        t.at[k] = static_cast<const T*>(p);
+    }
     if constexpr (one_value_leaves<E> != 0)
         t.one = *static_cast<const std::uint64_t*>(leaves[leaf_count<E>]);
     eval<E, 0>::load(t, leaves);
