@@ -115,12 +115,24 @@ namespace detail {
 
 // What a kernel reads, copied out of the caller's table before its loop: the compiler then
 // knows that the stores into the output change neither the pointers nor the constants, so it
-// keeps them in registers instead of reloading both for every batch.
-template <class T, std::size_t L>
+// keeps them in registers instead of reloading both for every batch. `Ones` says what the
+// kernel's loop knows of the leaves that may be one value: all are (1), none is (0), or only the
+// mask `one` tells (-1). A row splat (every such leaf one value) is the usual case, and a loop
+// that knows it broadcasts once instead of testing the mask batch by batch.
+template <class T, std::size_t L, int Ones = -1>
 struct leaf_table {
     const T* at[L];        // each leaf's elements
     T value[L];            // a leaf's value when it is one value (a constant, a row splat)
     std::uint64_t one = 0; // leaves computed from reductions that are one value (bit per leaf)
+
+    /// True when leaf `Leaf`, which may be one value, is.
+    template <std::size_t Leaf>
+    XTRACE_INLINE bool is_one() const {
+        if constexpr (Ones >= 0)
+            return Ones == 1;
+        else
+            return one >> Leaf & 1;
+    }
 };
 
 // A leaf read element by element: an argument, or any value the kernel does not compute. A
@@ -132,14 +144,14 @@ struct eval {
     template <class B, class Table>
     static B batch(const Table& t, std::size_t i) {
         if constexpr (may_be_one)
-            if (t.one >> Leaf & 1)
+            if (t.template is_one<Leaf>())
                 return B(t.value[Leaf]);
         return B::load_unaligned(t.at[Leaf] + i);
     }
     template <class B, std::size_t U, class Table>
     XTRACE_TREE_INLINE static std::array<B, U> lanes(const Table& t, std::size_t i) {
         if constexpr (may_be_one)
-            if (t.one >> Leaf & 1) {
+            if (t.template is_one<Leaf>()) {
                 std::array<B, U> r;
                 r.fill(B(t.value[Leaf]));
                 return r;
@@ -149,14 +161,14 @@ struct eval {
     template <class Table>
     static T one(const Table& t, std::size_t i) {
         if constexpr (may_be_one)
-            if (t.one >> Leaf & 1)
+            if (t.template is_one<Leaf>())
                 return t.value[Leaf];
         return t.at[Leaf][i];
     }
     template <class Table>
     static void load(Table& t, const void* const*) {
         if constexpr (may_be_one)
-            if (t.one >> Leaf & 1)
+            if (t.template is_one<Leaf>())
                 t.value[Leaf] = *t.at[Leaf];
     }
     static constexpr std::uint64_t one_value_leaves = may_be_one ? std::uint64_t(1) << Leaf : 0;
@@ -288,10 +300,10 @@ XTRACE_INLINE V rounded(V v) {
 
 // The table a kernel of E reads: its leaf pointers, the mask of leaves that are one value, and
 // those values.
-template <class E>
-leaf_table<typename E::value_type, leaf_count<E>> table_of(const void* const* leaves) {
+template <class E, int Ones = -1>
+leaf_table<typename E::value_type, leaf_count<E>, Ones> table_of(const void* const* leaves) {
     using T = typename E::value_type;
-    leaf_table<T, leaf_count<E>> t;
+    leaf_table<T, leaf_count<E>, Ones> t;
     for (std::size_t k = 0; k < leaf_count<E>; ++k) {
         // One pointer per load. The caller has just stored them one by one, and a vector load
         // spanning two of those stores cannot take their values from the store buffer: it
@@ -308,6 +320,22 @@ leaf_table<typename E::value_type, leaf_count<E>> table_of(const void* const* le
     return t;
 }
 
+// Calls `run` with E's leaf table, its leaves that may be one value known to the compiler when
+// all or none of them are: the loop in `run` is then compiled without the mask's tests. Not for
+// an E that calls out (a transcendental): three copies of its loop would no longer inline the
+// call, which costs more than the tests.
+template <class E, class Run>
+XTRACE_INLINE void with_table(const void* const* leaves, Run&& run) {
+    if constexpr (one_value_leaves<E> != 0 && !calls_out<E>) {
+        const std::uint64_t one = *static_cast<const std::uint64_t*>(leaves[leaf_count<E>]);
+        if (one == one_value_leaves<E>)
+            return run(table_of<E, 1>(leaves));
+        if (one == 0)
+            return run(table_of<E, 0>(leaves));
+    }
+    run(table_of<E>(leaves));
+}
+
 } // namespace detail
 
 template <class E>
@@ -315,17 +343,18 @@ void kernel(const void* const* leaves, void* out, std::size_t n) {
     using T = typename E::value_type;
     using B = simd::batch<T>;
     T* o = static_cast<T*>(out);
-    const auto t = detail::table_of<E>(leaves);
-    std::size_t i = 0;
-    for (; i + unroll * B::size <= n; i += unroll * B::size) {
-        const std::array<B, unroll> r = detail::eval<E, 0>::template lanes<B, unroll>(t, i);
-        for (std::size_t u = 0; u < unroll; ++u)
-            r[u].store_unaligned(o + i + u * B::size);
-    }
-    for (; i + B::size <= n; i += B::size)
-        detail::eval<E, 0>::template batch<B>(t, i).store_unaligned(o + i);
-    for (; i < n; ++i)
-        o[i] = static_cast<T>(detail::eval<E, 0>::one(t, i));
+    detail::with_table<E>(leaves, [&](const auto& t) {
+        std::size_t i = 0;
+        for (; i + unroll * B::size <= n; i += unroll * B::size) {
+            const std::array<B, unroll> r = detail::eval<E, 0>::template lanes<B, unroll>(t, i);
+            for (std::size_t u = 0; u < unroll; ++u)
+                r[u].store_unaligned(o + i + u * B::size);
+        }
+        for (; i + B::size <= n; i += B::size)
+            detail::eval<E, 0>::template batch<B>(t, i).store_unaligned(o + i);
+        for (; i < n; ++i)
+            o[i] = static_cast<T>(detail::eval<E, 0>::one(t, i));
+    });
 }
 
 /// Computes n elements of E, stores them at `out` unless it is null, and folds them into the
@@ -338,9 +367,8 @@ void fold_kernel(const void* const* leaves, void* out, std::size_t start, std::s
     using R = interp::detail::reducer<Red, T>;
     using B = simd::batch<T>;
     using V = detail::eval<E, 0>;
-    const auto t = detail::table_of<E>(leaves);
     T* results = reinterpret_cast<T*>(acc);
-    auto fold = [&](auto stores) {
+    auto fold = [&](const auto& t, auto stores) {
         T* o = static_cast<T*>(out);
         for (std::size_t i = 0; i < n;) {
             const std::size_t row = (start + i) / inner;
@@ -378,10 +406,12 @@ void fold_kernel(const void* const* leaves, void* out, std::size_t start, std::s
             i = end;
         }
     };
-    if (out)
-        fold(std::true_type{});
-    else
-        fold(std::false_type{});
+    detail::with_table<E>(leaves, [&](const auto& t) {
+        if (out)
+            fold(t, std::true_type{});
+        else
+            fold(t, std::false_type{});
+    });
 }
 
 /// True when E gets a compiled kernel: fusable, and within the node and leaf limits.
