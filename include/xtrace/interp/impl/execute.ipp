@@ -202,17 +202,19 @@ private:
     struct region_state {
         const plan::region* r;
         input_state* inputs;
-        std::byte** outs;            // per node: its home when live, else null
-        std::size_t* out_sizes;      // per node: its element bytes (read for every block)
-        std::byte* registers;        // one register set per worker slot
-        std::size_t register_stride; // bytes between two slots' sets (apart by a cache line)
-        std::byte** slot_ptrs;       // per worker slot: one pointer per register slot
-        std::size_t ptr_stride;      // pointers between two slots' (apart by a cache line, as
-                                     // every block rewrites them)
-        std::size_t chunk, chunks;   // elements per chunk, chunk count
-        std::byte** partials;        // [tail * chunks + chunk]: that chunk's partial results
-        std::size_t* first_results;  // [tail * chunks + chunk]: the first result it covers
-        std::size_t* result_counts;  // [tail * chunks + chunk]: how many it covers
+        std::byte** outs;                // per node: its home when live, else null
+        std::size_t* out_sizes;          // per node: its element bytes (read for every block)
+        std::byte* registers;            // one register set per worker slot
+        std::size_t register_stride;     // bytes between two slots' sets (apart by a cache line)
+        std::byte** slot_ptrs;           // per worker slot: one pointer per register slot
+        std::size_t ptr_stride;          // pointers between two slots' (apart by a cache line, as
+                                         // every block rewrites them)
+        std::size_t chunk, chunks;       // elements per chunk, chunk count
+        std::byte** partials;            // [tail * chunks + chunk]: that chunk's partial results
+        std::size_t* first_results;      // [tail * chunks + chunk]: the first result it covers
+        std::size_t* result_counts;      // [tail * chunks + chunk]: how many it covers
+        const std::ptrdiff_t* row_steps; // per input, then per node: bytes its pointer moves on
+                                         // from one row to the next (see row_steps_of), or null
     };
 
     // `registers`: the block registers of a region run as one chunk (several chunks take a set
@@ -281,9 +283,50 @@ private:
             scratch.allocate(slots * st.ptr_stride * sizeof(std::byte*)));
         if (st.chunks > 1 && n_tails > 0)
             allocate_partials(st, scratch);
+        st.row_steps = row_steps_of(st, scratch);
         for_chunks(st.chunks, [&](std::size_t c, std::size_t slot) { run_chunk(st, c, slot); });
         if (st.chunks > 1)
             fold_partials(st);
+    }
+
+    // A rank-2 region cut at row ends, whose rows fit a block and whose chunks start at rows,
+    // runs block by block as row by row: each input's and result's pointer then moves on by a
+    // fixed step from one row to the next, without a cursor. Null when the region is not such,
+    // or when an input is gathered block by block.
+    const std::ptrdiff_t* row_steps_of(const region_state& st, plan::scratch_scope& scratch) const {
+        const plan::region& r = *st.r;
+        if (!r.row_cut || r.shape.size() != 2)
+            return nullptr;
+        const auto inner = static_cast<std::size_t>(r.shape[1]);
+        if (inner == 0 || inner > r.block || st.chunk % inner != 0)
+            return nullptr;
+        const std::size_t n_in = r.inputs.size();
+        const std::size_t n_nodes = r.nodes.size();
+        auto* steps = reinterpret_cast<std::ptrdiff_t*>(
+            scratch.allocate((n_in + n_nodes) * sizeof(std::ptrdiff_t) + 1));
+        for (std::size_t i = 0; i < n_in; ++i) {
+            const input_state& in = st.inputs[i];
+            const auto size = static_cast<std::ptrdiff_t>(in.size);
+            switch (in.mode) {
+            case access::fixed: // filled once per chunk, or a constant
+                steps[i] = 0;
+                break;
+            case access::in_place:
+                steps[i] = static_cast<std::ptrdiff_t>(inner) * size;
+                break;
+            case access::gather: // read in place only as a row (a bias row)
+                if (!in.rows)
+                    return nullptr;
+                steps[i] = in.broadcast_strides[0] * size;
+                break;
+            case access::row_splat:
+                steps[i] = in.broadcast_strides[0] * size;
+                break;
+            }
+        }
+        for (std::size_t k = 0; k < n_nodes; ++k)
+            steps[n_in + k] = st.outs[k] ? static_cast<std::ptrdiff_t>(inner * st.out_sizes[k]) : 0;
+        return steps;
     }
 
     // Each chunk of a region with tail reductions folds into partial results of its own: the
@@ -347,8 +390,13 @@ private:
                 const auto extent = static_cast<std::size_t>(shape[d]);
                 if (at[d] < extent)
                     return;
-                at[d - 1] += at[d] / extent;
-                at[d] %= extent;
+                if (at[d] < 2 * extent) { // a block that ends a row: no division
+                    at[d] -= extent;
+                    ++at[d - 1];
+                } else {
+                    at[d - 1] += at[d] / extent;
+                    at[d] %= extent;
+                }
             }
         }
         // The offset in elements of that element in a tensor with element `strides`.
@@ -384,6 +432,10 @@ private:
         }
         const std::size_t begin = c * st.chunk;
         const std::size_t end = std::min(r.size, begin + st.chunk);
+        if (st.row_steps) {
+            run_rows(st, c, ptrs, begin, end);
+            return;
+        }
         const std::size_t inner = rank > 0 ? static_cast<std::size_t>(r.shape[rank - 1]) : 1;
         block_cursor cursor;
         if (begin < end) // (no element, maybe a dim of 0)
@@ -416,36 +468,71 @@ private:
             for (std::size_t k = 0; k < n_nodes; ++k)
                 if (st.outs[k])
                     ptrs[n_in + k] = st.outs[k] + start * st.out_sizes[k];
-            for (const auto& ins : r.program) {
-                if (ins.leaves) { // a fused piece: its leaves, then which are one value
-                    const void* in[plan::max_fused_leaves + 1];
-                    const std::uint16_t* leaf = r.leaf_slots.data() + ins.first_leaf;
-                    for (std::size_t j = 0; j < ins.leaves; ++j)
-                        in[j] = ptrs[leaf[j]];
-                    in[ins.leaves] = &ins.one_value;
-                    if (ins.fold) {
-                        const tail_target to = target(st, ins.tail, c, start);
-                        ins.fold(in, ptrs[ins.out], to.start, n, r.tails[ins.tail].count,
-                                 to.results);
-                    } else {
-                        ins.fn(in, ptrs[ins.out], n);
-                    }
-                    continue;
+            run_block(st, c, start, n, ptrs);
+        }
+    }
+
+    // The rows [begin, end) of chunk c of a region that runs row by row (see row_steps_of), one
+    // block each.
+    void run_rows(const region_state& st, std::size_t c, std::byte** ptrs, std::size_t begin,
+                  std::size_t end) const {
+        const plan::region& r = *st.r;
+        const std::size_t n_in = r.inputs.size();
+        const std::size_t n_nodes = r.nodes.size();
+        const auto inner = static_cast<std::size_t>(r.shape[1]);
+        const auto row = static_cast<std::ptrdiff_t>(begin / inner);
+        for (std::size_t i = 0; i < n_in; ++i) {
+            const input_state& in = st.inputs[i];
+            if (in.mode == access::in_place)
+                ptrs[i] = const_cast<std::byte*>(in.base) + begin * in.size;
+            else if (in.mode != access::fixed) // a row splat, or a bias row read in place
+                ptrs[i] = const_cast<std::byte*>(in.base) +
+                          row * in.broadcast_strides[0] * static_cast<std::ptrdiff_t>(in.size);
+        }
+        for (std::size_t k = 0; k < n_nodes; ++k)
+            if (st.outs[k])
+                ptrs[n_in + k] = st.outs[k] + begin * st.out_sizes[k];
+        for (std::size_t start = begin; start < end; start += inner) {
+            run_block(st, c, start, inner, ptrs);
+            if (start + inner < end)
+                for (std::size_t i = 0; i < n_in + n_nodes; ++i)
+                    ptrs[i] += st.row_steps[i];
+        }
+    }
+
+    // The region's program on the n elements at `start` (of chunk c) that `ptrs` point at, then
+    // its tail reductions that no piece folds.
+    void run_block(const region_state& st, std::size_t c, std::size_t start, std::size_t n,
+                   std::byte* const* ptrs) const {
+        const plan::region& r = *st.r;
+        for (const auto& ins : r.program) {
+            if (ins.leaves) { // a fused piece: its leaves, then which are one value
+                const void* in[plan::max_fused_leaves + 1];
+                const std::uint16_t* leaf = r.leaf_slots.data() + ins.first_leaf;
+                for (std::size_t j = 0; j < ins.leaves; ++j)
+                    in[j] = ptrs[leaf[j]];
+                in[ins.leaves] = &ins.one_value;
+                if (ins.fold) {
+                    const tail_target to = target(st, ins.tail, c, start);
+                    ins.fold(in, ptrs[ins.out], to.start, n, r.tails[ins.tail].count, to.results);
+                } else {
+                    ins.fn(in, ptrs[ins.out], n);
                 }
-                const void* in[3] = {ptrs[ins.in[0]], ptrs[ins.in[1]], ptrs[ins.in[2]]};
-                ins.fn(in, ptrs[ins.out], n);
+                continue;
             }
-            for (std::size_t t = 0; t < r.tails.size(); ++t) {
-                const plan::tail_reduction& tail = r.tails[t];
-                if (tail.folded)
-                    continue;
-                const graph::reduce_kernels& k = *g_[tail.node].reduce;
-                const tail_target to = target(st, t, c, start);
-                if (tail.outer)
-                    k.accumulate_outer(ptrs[tail.slot], to.start, n, tail.results, to.results);
-                else
-                    k.accumulate(ptrs[tail.slot], to.start, n, tail.count, to.results);
-            }
+            const void* in[3] = {ptrs[ins.in[0]], ptrs[ins.in[1]], ptrs[ins.in[2]]};
+            ins.fn(in, ptrs[ins.out], n);
+        }
+        for (std::size_t t = 0; t < r.tails.size(); ++t) {
+            const plan::tail_reduction& tail = r.tails[t];
+            if (tail.folded)
+                continue;
+            const graph::reduce_kernels& k = *g_[tail.node].reduce;
+            const tail_target to = target(st, t, c, start);
+            if (tail.outer)
+                k.accumulate_outer(ptrs[tail.slot], to.start, n, tail.results, to.results);
+            else
+                k.accumulate(ptrs[tail.slot], to.start, n, tail.count, to.results);
         }
     }
 
