@@ -149,14 +149,14 @@ struct eval {
         return B::load_unaligned(t.at[Leaf] + i);
     }
     template <class B, std::size_t U, class Table>
-    XTRACE_TREE_INLINE static std::array<B, U> lanes(const Table& t, std::size_t i) {
+    XTRACE_TREE_INLINE static void lanes(const Table& t, std::size_t i, std::array<B, U>& r) {
         if constexpr (may_be_one)
             if (t.template is_one<Leaf>()) {
-                std::array<B, U> r;
                 r.fill(B(t.value[Leaf]));
-                return r;
+                return;
             }
-        return interp::detail::load_batches<B, U>(t.at[Leaf] + i);
+        for (std::size_t u = 0; u < U; ++u)
+            r[u] = B::load_unaligned(t.at[Leaf] + i + u * B::size);
     }
     template <class Table>
     static T one(const Table& t, std::size_t i) {
@@ -182,10 +182,8 @@ struct eval<constant<T>, Leaf> {
         return B(t.value[Leaf]);
     }
     template <class B, std::size_t U, class Table>
-    XTRACE_TREE_INLINE static std::array<B, U> lanes(const Table& t, std::size_t) {
-        std::array<B, U> r;
+    XTRACE_TREE_INLINE static void lanes(const Table& t, std::size_t, std::array<B, U>& r) {
         r.fill(B(t.value[Leaf]));
-        return r;
     }
     template <class Table>
     static T one(const Table& t, std::size_t) {
@@ -223,22 +221,24 @@ struct eval<node<Op, Cs...>, Leaf> {
     // turn, in one basic block that the core overlaps, with few values live. A tree with them is
     // evaluated op by op across the U batches, as the U calls of each op then run back to back
     // with their operands ready, instead of each call waiting on the chain before it.
+    // The batches go into `r` rather than out as a returned array: GCC copies an aggregate of
+    // batches in 256-bit pieces on many x86 targets, and a 512-bit batch read back from two
+    // 256-bit stores misses store forwarding and stalls (a third of a 42-op chain's time on an
+    // AVX-512 Xeon).
     template <class B, std::size_t U, class Table>
-    XTRACE_TREE_INLINE static std::array<B, U> lanes(const Table& t, std::size_t i) {
-        std::array<B, U> r;
+    XTRACE_TREE_INLINE static void lanes(const Table& t, std::size_t i, std::array<B, U>& r) {
         if constexpr (!calls_out<node<Op, Cs...>>) {
             for (std::size_t u = 0; u < U; ++u)
                 r[u] = batch<B>(t, i + u * B::size);
         } else {
             [&]<std::size_t... K>(std::index_sequence<K...>) XTRACE_LAMBDA_INLINE {
-                const std::tuple in{
-                    eval<Cs, Leaf + offset_of<K, Cs...>>::template lanes<B, U>(t, i)...};
+                std::array<B, U> in[sizeof...(Cs)];
+                (eval<Cs, Leaf + offset_of<K, Cs...>>::template lanes<B, U>(t, i, in[K]), ...);
                 for (std::size_t u = 0; u < U; ++u)
-                    r[u] = F{}(std::get<K>(in)[u]...);
+                    r[u] = F{}(in[K][u]...);
             }
             (std::index_sequence_for<Cs...>{});
         }
-        return r;
     }
     template <class Table>
     static auto one(const Table& t, std::size_t i) {
@@ -346,7 +346,8 @@ void kernel(const void* const* leaves, void* out, std::size_t n) {
     detail::with_table<E>(leaves, [&](const auto& t) {
         std::size_t i = 0;
         for (; i + unroll * B::size <= n; i += unroll * B::size) {
-            const std::array<B, unroll> r = detail::eval<E, 0>::template lanes<B, unroll>(t, i);
+            std::array<B, unroll> r;
+            detail::eval<E, 0>::template lanes<B, unroll>(t, i, r);
             for (std::size_t u = 0; u < unroll; ++u)
                 r[u].store_unaligned(o + i + u * B::size);
         }
@@ -376,7 +377,8 @@ void fold_kernel(const void* const* leaves, void* out, std::size_t start, std::s
             const T run = interp::detail::reduce_elements<R, T>(
                 end - i,
                 [&](std::size_t j) {
-                    std::array<B, 4> v = V::template lanes<B, 4>(t, i + j);
+                    std::array<B, 4> v;
+                    V::template lanes<B, 4>(t, i + j, v);
                     for (std::size_t u = 0; u < 4; ++u) {
                         v[u] = detail::rounded(v[u]);
                         if constexpr (decltype(stores)::value)
@@ -399,8 +401,11 @@ void fold_kernel(const void* const* leaves, void* out, std::size_t start, std::s
                 [&](std::size_t j) { // what the first pass stored, or the same again
                     if constexpr (decltype(stores)::value)
                         return interp::detail::load_batches<B, 4>(o + i + j);
-                    else
-                        return V::template lanes<B, 4>(t, i + j);
+                    else {
+                        std::array<B, 4> v;
+                        V::template lanes<B, 4>(t, i + j, v);
+                        return v;
+                    }
                 });
             results[row] = R::combine(results[row], run);
             i = end;
