@@ -73,7 +73,8 @@ XTRACE_INLINE std::array<B, U> load_batches(const T* p) {
 }
 
 // Reduces the n elements that four(i) (four SIMD batches side by side from element i on), batch(i)
-// (one batch) and one(i) give: four SIMD accumulators, then their lanes, then the tail one by one.
+// (one batch) and one(i) give: four SIMD accumulators, then their lanes pairwise, then the tail
+// one by one.
 // reduce_run reads them from memory and a fused piece folding into a reduction computes them
 // (static_fusion::fold_kernel), so both add up in one order. (Not always to the same bits: the
 // compiler may fuse a piece's last multiply with the accumulating add, where a stored block was
@@ -125,10 +126,14 @@ XTRACE_INLINE T reduce_elements(std::size_t n, const Four& four, const Batch& ba
             } else {
                 exact(four);
             }
+            // The lanes pairwise, halves first: log2(w) steps of independent ops rather than a
+            // chain of w, which a row of a few batches would wait on.
             alignas(64) T lanes[w];
             R::combine(R::combine(a[0], a[1]), R::combine(a[2], a[3])).store_aligned(lanes);
-            for (std::size_t l = 0; l < w; ++l)
-                acc = R::combine(acc, lanes[l]);
+            for (std::size_t h = w / 2; h > 0; h /= 2)
+                for (std::size_t l = 0; l < h; ++l)
+                    lanes[l] = R::combine(lanes[l], lanes[l + h]);
+            acc = R::combine(acc, lanes[0]);
         }
     }
     if constexpr (R::simd) { // whole batches left, their elements folded one by one
