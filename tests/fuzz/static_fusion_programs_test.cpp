@@ -29,6 +29,12 @@ constexpr unsigned pick(std::uint64_t s, unsigned n) {
     return static_cast<unsigned>((s >> 33) % n);
 }
 
+// The seed of a binary op's second operand: one op in three gets twin operands, the first's
+// expression again (`e * e`), which a compiled kernel may compute once.
+constexpr std::uint64_t second(std::uint64_t s) {
+    return pick(next(next(next(next(next(s))))), 3) == 0 ? next(next(s)) : next(next(next(s)));
+}
+
 // Whether the expression of seed S and depth D uses an op whose rounding may differ by path.
 template <std::uint64_t S, int D>
 constexpr bool inexact() {
@@ -41,26 +47,29 @@ constexpr bool inexact() {
         else if constexpr (op <= 3) // unary: neg abs square relu
             return inexact<next(next(S)), D - 1>();
         else
-            return inexact<next(next(S)), D - 1>() || inexact<next(next(next(S))), D - 1>();
+            return inexact<next(next(S)), D - 1>() || inexact<second(S), D - 1>();
     }
 }
 
 // The expression of seed S and depth D over x, y, z: symbolic tensors give a typed expression
-// (what static fusion compiles), eager ones a value.
+// (what static fusion compiles), eager ones a value. Two leaves scale z by different constants,
+// so operands of one type may read different values.
 template <std::uint64_t S, int D, class X, class Y, class Z>
 auto gen(const X& x, const Y& y, const Z& z) {
     if constexpr (D == 0 || pick(S, 9) == 0) {
-        constexpr unsigned leaf = pick(next(S), 4);
+        constexpr unsigned leaf = pick(next(S), 5);
         if constexpr (leaf == 0)
             return x;
         else if constexpr (leaf == 1)
             return y;
         else if constexpr (leaf == 2)
             return z;
-        else
+        else if constexpr (leaf == 3)
             return z * 0.5f;
+        else
+            return z * 0.25f;
     } else {
-        constexpr std::uint64_t a = next(next(S)), b = next(next(next(S)));
+        constexpr std::uint64_t a = next(next(S)), b = second(S);
         constexpr unsigned op = pick(next(S), 12);
         if constexpr (op == 0)
             return -gen<a, D - 1>(x, y, z);
@@ -116,6 +125,8 @@ int folded_runs = 0;
 int tiled_runs = 0;
 // Normalised programs whose last step's piece computes x - mean again.
 int recomputing_pieces = 0;
+// Programs with an op of twin operands.
+int twin_programs = 0;
 
 template <std::uint64_t S>
 void run_program() {
@@ -124,6 +135,7 @@ void run_program() {
         xtrace::function([](auto x, auto y, auto z) { return gen<S, depth>(x, y, z); }, quiet());
     using G = xtrace::graph_t<decltype(f), xt::xarray<float>, xt::xarray<float>, xt::xarray<float>>;
     fused_programs += xtrace::interp::static_fusion::qualifies<G>;
+    twin_programs += xtrace::interp::static_fusion::detail::eval<G, 0>::has_twins;
     for (std::size_t n : {std::size_t(1), std::size_t(37), std::size_t(1030)}) {
         xt::xarray<float> x = random_array<float>({n}), y = random_array<float>({n}),
                           z = random_array<float>({n});
@@ -231,4 +243,6 @@ TEST_CASE("random elementwise programs agree: static fusion, interpreter and eag
     CHECK(tiled_runs >= 12); // of 24 (the others run untiled: a budget of 0)
     INFO(recomputing_pieces << " of 24 normalised programs computed x - mean again");
     CHECK(recomputing_pieces >= 16);
+    INFO(twin_programs << " of 24 programs had twin operands");
+    CHECK(twin_programs >= 6);
 }

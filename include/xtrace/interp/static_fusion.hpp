@@ -118,12 +118,14 @@ namespace detail {
 // keeps them in registers instead of reloading both for every batch. `Ones` says what the
 // kernel's loop knows of the leaves that may be one value: all are (1), none is (0), or only the
 // mask `one` tells (-1). A row splat (every such leaf one value) is the usual case, and a loop
-// that knows it broadcasts once instead of testing the mask batch by batch.
-template <class T, std::size_t L, int Ones = -1>
+// that knows it broadcasts once instead of testing the mask batch by batch. `Twins` says that
+// every op whose two operands have one type reads the same leaves through both (see twins).
+template <class T, std::size_t L, int Ones = -1, bool Twins = false>
 struct leaf_table {
     const T* at[L];        // each leaf's elements
     T value[L];            // a leaf's value when it is one value (a constant, a row splat)
     std::uint64_t one = 0; // leaves computed from reductions that are one value (bit per leaf)
+    static constexpr bool twins = Twins;
 
     /// True when leaf `Leaf`, which may be one value, is.
     template <std::size_t Leaf>
@@ -171,6 +173,8 @@ struct eval {
             if (t.template is_one<Leaf>())
                 t.value[Leaf] = *t.at[Leaf];
     }
+    static bool twins(const void* const*, std::uint64_t) { return true; }
+    static constexpr bool has_twins = false;
     static constexpr std::uint64_t one_value_leaves = may_be_one ? std::uint64_t(1) << Leaf : 0;
 };
 
@@ -193,6 +197,8 @@ struct eval<constant<T>, Leaf> {
     static void load(Table& t, const void* const* leaves) {
         t.value[Leaf] = *static_cast<const T*>(leaves[Leaf]);
     }
+    static bool twins(const void* const*, std::uint64_t) { return true; }
+    static constexpr bool has_twins = false;
     static constexpr std::uint64_t one_value_leaves = 0; // always one value
 };
 
@@ -210,8 +216,23 @@ template <class Op, class... Cs, std::size_t Leaf>
 requires interior<node<Op, Cs...>>
 struct eval<node<Op, Cs...>, Leaf> {
     using F = typename functor_of<Op>::type;
+    // Two operands of one type (`d * d`, `x * x`): when the table says they read the same leaves,
+    // the first is computed once and taken for both, which the compiler cannot do on its own, as
+    // it does not know that the two operands' leaf pointers are equal.
+    static constexpr bool twin = [] {
+        if constexpr (sizeof...(Cs) == 2)
+            return std::is_same_v<std::tuple_element_t<0, std::tuple<Cs...>>,
+                                  std::tuple_element_t<1, std::tuple<Cs...>>>;
+        else
+            return false;
+    }();
+    using first = eval<std::tuple_element_t<0, std::tuple<Cs...>>, Leaf>;
     template <class B, class Table>
     XTRACE_TREE_INLINE static B batch(const Table& t, std::size_t i) {
+        if constexpr (twin && Table::twins) {
+            const B a = first::template batch<B>(t, i);
+            return F{}(a, a);
+        }
         return [&]<std::size_t... K>(std::index_sequence<K...>) XTRACE_LAMBDA_INLINE {
             return F{}(eval<Cs, Leaf + offset_of<K, Cs...>>::template batch<B>(t, i)...);
         }
@@ -242,10 +263,15 @@ struct eval<node<Op, Cs...>, Leaf> {
     }
     template <class Table>
     static auto one(const Table& t, std::size_t i) {
-        return [&]<std::size_t... K>(std::index_sequence<K...>) {
-            return F{}(eval<Cs, Leaf + offset_of<K, Cs...>>::one(t, i)...);
+        if constexpr (twin && Table::twins) {
+            const auto a = first::one(t, i);
+            return F{}(a, a);
+        } else {
+            return [&]<std::size_t... K>(std::index_sequence<K...>) {
+                return F{}(eval<Cs, Leaf + offset_of<K, Cs...>>::one(t, i)...);
+            }
+            (std::index_sequence_for<Cs...>{});
         }
-        (std::index_sequence_for<Cs...>{});
     }
     template <class Table>
     static void load(Table& t, const void* const* leaves) {
@@ -254,6 +280,22 @@ struct eval<node<Op, Cs...>, Leaf> {
         }
         (std::index_sequence_for<Cs...>{});
     }
+    // True when every twin op in this tree reads the same leaves, and the same one-value mask
+    // bits, through both operands.
+    static bool twins(const void* const* leaves, std::uint64_t one) {
+        if constexpr (twin) {
+            constexpr std::size_t n = leaf_count<std::tuple_element_t<0, std::tuple<Cs...>>>;
+            for (std::size_t k = 0; k < n; ++k)
+                if (leaves[Leaf + k] != leaves[Leaf + n + k] ||
+                    (one >> (Leaf + k) & 1) != (one >> (Leaf + n + k) & 1))
+                    return false;
+        }
+        return [&]<std::size_t... K>(std::index_sequence<K...>) {
+            return (eval<Cs, Leaf + offset_of<K, Cs...>>::twins(leaves, one) && ...);
+        }
+        (std::index_sequence_for<Cs...>{});
+    }
+    static constexpr bool has_twins = twin || (eval<Cs, Leaf>::has_twins || ...);
     static constexpr std::uint64_t one_value_leaves = [] {
         return [&]<std::size_t... K>(std::index_sequence<K...>) {
             return (std::uint64_t(0) | ... |
@@ -300,10 +342,10 @@ XTRACE_INLINE V rounded(V v) {
 
 // The table a kernel of E reads: its leaf pointers, the mask of leaves that are one value, and
 // those values.
-template <class E, int Ones = -1>
-leaf_table<typename E::value_type, leaf_count<E>, Ones> table_of(const void* const* leaves) {
+template <class E, int Ones = -1, bool Twins = false>
+leaf_table<typename E::value_type, leaf_count<E>, Ones, Twins> table_of(const void* const* leaves) {
     using T = typename E::value_type;
-    leaf_table<T, leaf_count<E>, Ones> t;
+    leaf_table<T, leaf_count<E>, Ones, Twins> t;
     for (std::size_t k = 0; k < leaf_count<E>; ++k) {
         // One pointer per load. The caller has just stored them one by one, and a vector load
         // spanning two of those stores cannot take their values from the store buffer: it
@@ -321,17 +363,32 @@ leaf_table<typename E::value_type, leaf_count<E>, Ones> table_of(const void* con
 }
 
 // Calls `run` with E's leaf table, its leaves that may be one value known to the compiler when
-// all or none of them are: the loop in `run` is then compiled without the mask's tests. Not for
-// an E that calls out (a transcendental): three copies of its loop would no longer inline the
-// call, which costs more than the tests.
+// all or none of them are: the loop in `run` is then compiled without the mask's tests. And when
+// E's twin ops read the same leaves through both operands, a table that says so (the loop then
+// computes each twin once). Not for an E that calls out (a transcendental): more copies of its
+// loop would no longer inline the call, which costs more than the tests.
 template <class E, class Run>
 XTRACE_INLINE void with_table(const void* const* leaves, Run&& run) {
-    if constexpr (one_value_leaves<E> != 0 && !calls_out<E>) {
-        const std::uint64_t one = *static_cast<const std::uint64_t*>(leaves[leaf_count<E>]);
-        if (one == one_value_leaves<E>)
-            return run(table_of<E, 1>(leaves));
-        if (one == 0)
-            return run(table_of<E, 0>(leaves));
+    if constexpr (!calls_out<E>) {
+        constexpr std::uint64_t may = one_value_leaves<E>;
+        const std::uint64_t one =
+            may != 0 ? *static_cast<const std::uint64_t*>(leaves[leaf_count<E>]) : 0;
+        if constexpr (eval<E, 0>::has_twins) {
+            if (eval<E, 0>::twins(leaves, one)) {
+                if constexpr (may == 0)
+                    return run(table_of<E, -1, true>(leaves));
+                if (one == may)
+                    return run(table_of<E, 1, true>(leaves));
+                if (one == 0)
+                    return run(table_of<E, 0, true>(leaves));
+            }
+        }
+        if constexpr (may != 0) {
+            if (one == may)
+                return run(table_of<E, 1>(leaves));
+            if (one == 0)
+                return run(table_of<E, 0>(leaves));
+        }
     }
     run(table_of<E>(leaves));
 }
