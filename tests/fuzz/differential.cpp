@@ -454,6 +454,17 @@ std::string check(const program& p, std::uint64_t seed) {
         const plan::row_splat_scope splats(1);
         return call(tiled_function);
     });
+    // In tiles of a few rows (a tile takes at least 8 elements' rows), each swept through the
+    // steps one or two rows at a time, or run step by step.
+    auto few_rows = [&](std::size_t sweep) {
+        auto f = xtrace::function(lambda_of(p), quiet);
+        return attempt([&] {
+            const plan::row_tile_scope tiles(8);
+            const plan::row_sweep_scope sweeps(sweep);
+            return call(f);
+        });
+    };
+    const outcome swept = few_rows(64), stepped = few_rows(0);
     const outcome donated = attempt([&] { // every argument an rvalue array it may write into
         return fused(xt::xarray<float>(in.x0.values), xt::xarray<float>(in.x1.values),
                      xt::xarray<double>(in.x2.values), xt::xarray<std::int32_t>(in.x3.values),
@@ -511,6 +522,8 @@ std::string check(const program& p, std::uint64_t seed) {
              std::pair{"interpreted in chunks", &chunked_interpreted},
              std::pair{"traced in chunks", &chunked_fused},
              std::pair{"traced in row tiles", &tiled},
+             std::pair{"traced in row tiles of a few rows, swept", &swept},
+             std::pair{"traced in row tiles of a few rows, step by step", &stepped},
 #ifdef XTRACE_FUZZ_ONNX
              std::pair{"exported to ONNX and loaded", static_cast<const outcome*>(&onnx)},
 #endif

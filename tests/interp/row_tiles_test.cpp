@@ -117,3 +117,94 @@ TEST_CASE("an argument that several steps read counts toward the tile budget") {
     CHECK(tiled_plan.find("tiles") == std::string::npos);
     CHECK(same_bits(plain, xt::xarray<float>(x * g + 1.f)));
 }
+
+namespace {
+
+// A tile budget that makes tiles of 3 rows of `cols` elements (a tile takes at least as many
+// rows as hold that many elements).
+std::size_t three_rows(std::size_t cols) {
+    return 3 * cols;
+}
+
+// f's result in tiles of 3 rows of `cols` and with a sweep budget of `sweep` bytes (0: each step
+// runs the whole tile), traced afresh, and its plan. Row splats on rows of any length, as a
+// sweeping tile's plan takes them, so that both run the same steps.
+template <class L, class... A>
+auto swept(const L& lambda, std::size_t cols, std::size_t sweep, std::string& plan,
+           const A&... args) {
+    const xtrace::plan::row_tile_scope tiles(three_rows(cols));
+    const xtrace::plan::row_splat_scope splats(1);
+    return traced_under<xtrace::plan::row_sweep_scope>(sweep, lambda, quiet(), plan, args...);
+}
+
+// Exact ops only (a maximum, a minimum, products and sums of a few values): any order of
+// evaluation gives the same bits.
+auto exact_rows = [](auto x, auto b) {
+    return (x - xtrace::max(x, {1}, xtrace::keep_dims)) * xtrace::min(x, {1}, xtrace::keep_dims) +
+           b;
+};
+
+} // namespace
+
+TEST_CASE("a tile sweeps its rows through its steps a few at a time, bit for bit as step by step") {
+    const std::string sweeping = "rows swept through the steps";
+    for (auto [rows, cols] : {std::pair{9, 5}, {40, 37}, {64, 300}, {130, 8}}) {
+        INFO(rows << " x " << cols);
+        const auto r = static_cast<std::size_t>(rows), c = static_cast<std::size_t>(cols);
+        const xt::xarray<float> x = random_array<float>({r, c}), g = random_array<float>({c}),
+                                b = random_array<float>({c});
+        const xt::xarray<double> xd = random_array<double>({r, c}), bd = random_array<double>({c});
+        std::string plan, stepped_plan;
+        auto softmax = [](auto v) { return xtrace::softmax(v, 1); };
+        const xt::xarray<float> ln = swept(layer_norm, c, 0, stepped_plan, x, g, b);
+        const xt::xarray<float> sm = swept(softmax, c, 0, stepped_plan, x);
+        const xt::xarray<double> ex = swept(exact_rows, c, 0, stepped_plan, xd, bd);
+        CHECK(stepped_plan.find("runs in tiles of 3 rows") != std::string::npos);
+        CHECK(stepped_plan.find(sweeping) == std::string::npos);
+        // One row per group, two, and the whole tile.
+        for (std::size_t budget : {std::size_t(1), 8 * c, std::size_t(1) << 20}) {
+            INFO("sweep budget " << budget);
+            const xt::xarray<float> ln_swept = swept(layer_norm, c, budget, plan, x, g, b);
+            INFO(plan);
+            CHECK(plan.find(sweeping) != std::string::npos);
+            CHECK(same_bits(ln_swept, ln));
+            const xt::xarray<float> sm_swept = swept(softmax, c, budget, plan, x);
+            CHECK(plan.find(sweeping) != std::string::npos);
+            CHECK(same_bits(sm_swept, sm));
+            const xt::xarray<double> ex_swept = swept(exact_rows, c, budget, plan, xd, bd);
+            CHECK(plan.find(sweeping) != std::string::npos);
+            CHECK(same_bits(ex_swept, ex));
+        }
+        eager_scope eager;
+        CHECK(close(xt::xarray<float>(xtrace::function(layer_norm)(x, g, b)), ln, 64, 1e-5));
+        CHECK(close(xt::xarray<float>(xtrace::function(softmax)(x)), sm, 16, 1e-6));
+        const xt::xarray<double> expected = xtrace::function(exact_rows)(xd, bd);
+        CHECK(same_bits(expected, ex));
+    }
+}
+
+TEST_CASE("a swept tile reads strided rows in place, runs on any thread count, and falls back") {
+    const xtrace::plan::row_tile_scope tiles(three_rows(40));
+    const xtrace::plan::row_splat_scope splats(1);
+    const xt::xarray<float> big = random_array<float>({96, 80}), g = random_array<float>({40}),
+                            b = random_array<float>({40});
+    const auto rows_apart = xt::view(big, xt::all(), xt::range(0, 40)); // rows 80 apart
+    const auto columns_apart = xt::view(big, xt::all(), xt::range(0, 80, 2));
+    const xt::xarray<float> x1 = rows_apart, x2 = columns_apart;
+    auto f = xtrace::function(layer_norm, quiet());
+    const xt::xarray<float> r1 = f(x1, g, b), r2 = f(x2, g, b);
+    CHECK(f.get_concrete_function(xtrace::spec<float>({96, 40}), xtrace::spec<float>({40}),
+                                  xtrace::spec<float>({40}))
+              .plan_text()
+              .find("rows swept through the steps") != std::string::npos);
+    // A row read in place at its own stride; an input with a column stride is gathered block by
+    // block, which a sweep does not do: its tiles run step by step (and its mean, a strided
+    // reduction, adds one element at a time: other bits).
+    CHECK(same_bits(xt::xarray<float>(f(rows_apart, g, b)), r1));
+    const xt::xarray<float> stepped = f(columns_apart, g, b);
+    CHECK(close(stepped, r2, 16, 1e-5));
+    for (int threads : {1, 2, 8}) {
+        const xt::xarray<float> on = on_threads(threads, [&] { return f(x1, g, b); });
+        CHECK(same_bits(on, r1));
+    }
+}

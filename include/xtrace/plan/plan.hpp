@@ -192,6 +192,10 @@ struct plan {
     std::shared_ptr<const row_tiling> tiling;
     /// The groups of steps that may run at once, in step order.
     std::vector<concurrent_steps> concurrent;
+    /// A tile's plan whose every step works on its rows alone (plan/row_tiles.hpp) may run a
+    /// few rows at a time, each group through all the steps before the next: the bytes of a
+    /// step's rows in a group, or 0 when it runs step by step.
+    std::size_t row_sweep = 0;
 
     /// The graph to run this plan with, given the graph it was built from.
     const graph::graph& graph_for(const graph::graph& g) const noexcept {

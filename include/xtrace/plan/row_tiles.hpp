@@ -32,6 +32,19 @@ inline std::size_t& row_tile_bytes() noexcept {
 /// Sets the calling thread's tile budget for the scope's lifetime; 0 turns row tiling off.
 using row_tile_scope = setting_scope<&row_tile_bytes>;
 
+/// Bytes of a step's rows that a tile's plan reads at a time when it sweeps its rows through
+/// its steps (plan::row_sweep) by default: they stay in a core's L1 cache from step to step.
+inline constexpr std::size_t default_row_sweep_bytes = std::size_t(16) << 10;
+
+/// The calling thread's sweep budget (0 turns sweeping off, as tests do to compare).
+inline std::size_t& row_sweep_bytes() noexcept {
+    thread_local std::size_t bytes = default_row_sweep_bytes;
+    return bytes;
+}
+
+/// Sets the calling thread's sweep budget for the scope's lifetime.
+using row_sweep_scope = setting_scope<&row_sweep_bytes>;
+
 /// How plan `p` runs tile by tile: `tile` runs rows [r, r + rows) for each r, `rest` the last
 /// rows when they are fewer (else null). Indexed arguments and every output are read and
 /// written at the tile's rows; the other arguments whole.

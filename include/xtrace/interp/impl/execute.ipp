@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <cstddef>
 #include <cstring>
+#include <new>
 #include <sstream>
 #include <variant>
 #include <vector>
@@ -41,6 +42,11 @@ public:
         scratch_ = &scratch;
         temps_ = scratch.allocate(p_.temp_bytes + 1);
         registers_ = scratch.allocate(p_.register_bytes + 1);
+        if (p_.row_sweep && sweep_rows(scratch)) {
+            for (const auto& c : p_.copies)
+                copy_out(c);
+            return;
+        }
         auto group = p_.concurrent.begin();
         for (std::size_t k = 0; k < p_.steps.size(); ++k) {
             if (group != p_.concurrent.end() && group->first == k) {
@@ -220,6 +226,157 @@ private:
     // `registers`: the block registers of a region run as one chunk (several chunks take a set
     // per worker slot from `scratch`).
     void run_region(const plan::region& r, plan::scratch_scope& scratch, std::byte* registers) {
+        region_state st = prepare_region(r, scratch, registers, false);
+        st.row_steps = r.row_cut ? row_steps_of(st, scratch) : nullptr;
+        for_chunks(st.chunks, [&](std::size_t c, std::size_t slot) { run_chunk(st, c, slot); });
+        if (st.chunks > 1)
+            fold_partials(st);
+    }
+
+    // One step of a row sweep: a region, run row by row or a few rows per block, or a stored
+    // reduction of rows, a few rows' results reduced per call.
+    struct sweep_step {
+        region_state st{}; // a region's (st.r set), else unused
+        std::byte** ptrs = nullptr;
+        std::size_t inner = 0; // the region's elements per row
+        bool by_row = false;   // a block per row (a row splat, or a bias row read in place)
+        const graph::node* reduction = nullptr;
+        const std::byte* in = nullptr; // the reduction's rows
+        std::byte* out = nullptr;      // their results
+        std::ptrdiff_t in_step = 0, out_step = 0;
+        std::int64_t* shape = nullptr;         // its input's, with the row dim first
+        const std::int64_t* strides = nullptr; // the same
+        std::size_t rank = 0;
+        std::uint64_t mask = 0; // its reduced dims
+    };
+
+    // A tile whose steps all work on rows alone (plan::plan::row_sweep) runs a few rows at a
+    // time (as many as keep a step's rows in L1), each group through every step before the
+    // next: what a step writes for the rows and the next one reads is still in L1, as in a
+    // loop written by hand. The regions' states are set up once for the tile, each with
+    // registers of its own, and each region finishes its tail reductions' results of the rows
+    // for the steps after it. False, having run nothing, when some region cannot (an input it
+    // gathers block by block, a row longer than its block).
+    bool sweep_rows(plan::scratch_scope& scratch) {
+        const std::size_t count = p_.steps.size();
+        auto* steps = reinterpret_cast<sweep_step*>(scratch.allocate(count * sizeof(sweep_step)));
+        const std::size_t register_stride = (p_.register_bytes + 2 * plan::scratch_alignment - 1) /
+                                            plan::scratch_alignment * plan::scratch_alignment;
+        std::size_t rows = 0, widest = 1; // the tile's rows; the most bytes a step reads per row
+        for (std::size_t k = 0; k < count; ++k) {
+            sweep_step& s = *new (steps + k) sweep_step{};
+            std::size_t step_rows = 0;
+            if (const auto* r = std::get_if<plan::region>(&p_.steps[k])) {
+                s.st = prepare_region(*r, scratch, scratch.allocate(register_stride), true);
+                s.st.row_steps = row_steps_of(s.st, scratch);
+                if (!s.st.row_steps)
+                    return false;
+                s.inner = static_cast<std::size_t>(r->shape[1]);
+                for (const plan::tail_reduction& t : r->tails)
+                    if (t.outer || t.count == 0 || s.inner % t.count != 0)
+                        return false;
+                s.by_row = r->row_cut;
+                for (std::size_t i = 0; i < r->inputs.size(); ++i) {
+                    s.by_row = s.by_row || s.st.inputs[i].mode == access::gather;
+                    widest = std::max(widest, s.inner * s.st.inputs[i].size);
+                }
+                for (std::size_t j = 0; j < r->nodes.size(); ++j)
+                    if (s.st.outs[j])
+                        widest = std::max(widest, s.inner * s.st.out_sizes[j]);
+                s.ptrs = chunk_pointers(s.st, 0, false); // one values: filled as the rows run
+                seek_row(s.st, s.ptrs, 0);
+                step_rows = static_cast<std::size_t>(r->shape[0]);
+            } else {
+                const graph::node_id id = std::get<plan::node_step>(p_.steps[k]).node;
+                const graph::node& n = g_[id];
+                const shape_t& in = p_.shapes[n.inputs[0]];
+                if (in.empty())
+                    return false;
+                auto* dims = reinterpret_cast<std::int64_t*>(
+                    scratch.allocate(2 * XTRACE_MAX_RANK * sizeof(std::int64_t)));
+                std::int64_t* strides = dims + XTRACE_MAX_RANK;
+                std::copy_n(home_strides(n.inputs[0], strides), in.size(), strides);
+                std::copy(in.begin(), in.end(), dims);
+                const std::size_t bytes = dtype_size(g_[n.inputs[0]].type);
+                s.reduction = &n;
+                s.in = home_data(n.inputs[0]);
+                s.out = home_data(id);
+                s.in_step = strides[0] * static_cast<std::ptrdiff_t>(bytes);
+                s.out_step = in[0] == 0 ? 0
+                                        : static_cast<std::ptrdiff_t>(
+                                              num_elements(p_.shapes[id]) / in[0] *
+                                              static_cast<std::int64_t>(dtype_size(n.type)));
+                s.shape = dims;
+                s.strides = strides;
+                s.rank = in.size();
+                for (auto a : n.axes)
+                    s.mask |= std::uint64_t(1) << a;
+                step_rows = static_cast<std::size_t>(in[0]);
+                widest = std::max<std::size_t>(
+                    widest,
+                    static_cast<std::size_t>(num_elements(in) / std::max<dim_t>(in[0], 1)) * bytes);
+            }
+            if (k > 0 && step_rows != rows)
+                return false;
+            rows = step_rows;
+        }
+        for (std::size_t k = 0; k < count; ++k)
+            if (steps[k].st.r)
+                for (const plan::tail_reduction& t : steps[k].st.r->tails)
+                    g_[t.node].reduce->init(home_data(t.node), t.results);
+        const std::size_t group = std::max<std::size_t>(1, p_.row_sweep / widest);
+        for (std::size_t first = 0; first < rows; first += group) {
+            const std::size_t n = std::min(group, rows - first);
+            for (std::size_t k = 0; k < count; ++k)
+                sweep(steps[k], first, n);
+        }
+        return true;
+    }
+
+    // Rows [first, first + n) of a step of a row sweep.
+    void sweep(sweep_step& s, std::size_t first, std::size_t n) const {
+        const auto rows = static_cast<std::ptrdiff_t>(n);
+        if (!s.st.r) {
+            s.shape[0] = static_cast<std::int64_t>(n);
+            s.reduction->reduce->whole(s.in, s.strides, s.shape, s.rank, s.mask, s.out);
+            s.in += rows * s.in_step;
+            s.out += rows * s.out_step;
+            return;
+        }
+        const plan::region& r = *s.st.r;
+        const std::size_t moving = r.inputs.size() + r.nodes.size();
+        const bool by_row = s.by_row || n * s.inner > r.block;
+        // An input that is one value for the whole tile may be a step's result (a tile of one
+        // row), so it is filled once its step has run: for each group, as much as a block takes.
+        for (std::size_t i = 0; i < r.inputs.size(); ++i) {
+            const input_state& in = s.st.inputs[i];
+            if (in.mode == access::fixed && !in.splat)
+                gather(in.base, in.size, in.broadcast_strides, r.shape.data(), r.shape.size(), 0,
+                       by_row ? s.inner : n * s.inner, s.ptrs[i]);
+        }
+        if (by_row) {
+            for (std::size_t row = first; row < first + n; ++row) {
+                run_block(s.st, 0, row * s.inner, s.inner, s.ptrs);
+                for (std::size_t i = 0; i < moving; ++i)
+                    s.ptrs[i] += s.st.row_steps[i];
+            }
+        } else {
+            run_block(s.st, 0, first * s.inner, n * s.inner, s.ptrs);
+            for (std::size_t i = 0; i < moving; ++i)
+                s.ptrs[i] += rows * s.st.row_steps[i];
+        }
+        for (const plan::tail_reduction& t : r.tails) {
+            const std::size_t per_row = s.inner / t.count;
+            g_[t.node].reduce->finish(home_data(t.node) +
+                                          first * per_row * dtype_size(g_[t.node].type),
+                                      n * per_row, t.count);
+        }
+    }
+
+    // What every chunk of region r reads (all but its row steps), and its chunks: one, with
+    // `registers` its block registers, when `one_chunk` is set.
+    region_state prepare_region(const plan::region& r, plan::scratch_scope& scratch,
+                                std::byte* registers, bool one_chunk) {
         const std::size_t rank = r.shape.size();
         const std::size_t n_in = r.inputs.size();
         const std::size_t n_nodes = r.nodes.size();
@@ -271,8 +428,8 @@ private:
                                                           : access::gather;
             in.rows = rank > 0 && e[rank - 1] == 1;
         }
-        st.chunk = chunk_elements(r.size, r.block);
-        st.chunks = chunk_count(r.size, st.chunk);
+        st.chunk = one_chunk ? r.size : chunk_elements(r.size, r.block);
+        st.chunks = one_chunk ? 1 : chunk_count(r.size, st.chunk);
         const std::size_t slots = st.chunks > 1 ? worker_slots() : 1;
         st.register_stride = (p_.register_bytes + 2 * plan::scratch_alignment - 1) /
                              plan::scratch_alignment * plan::scratch_alignment;
@@ -283,19 +440,17 @@ private:
             scratch.allocate(slots * st.ptr_stride * sizeof(std::byte*)));
         if (st.chunks > 1 && n_tails > 0)
             allocate_partials(st, scratch);
-        st.row_steps = row_steps_of(st, scratch);
-        for_chunks(st.chunks, [&](std::size_t c, std::size_t slot) { run_chunk(st, c, slot); });
-        if (st.chunks > 1)
-            fold_partials(st);
+        return st;
     }
 
-    // A rank-2 region cut at row ends, whose rows fit a block and whose chunks start at rows,
-    // runs block by block as row by row: each input's and result's pointer then moves on by a
-    // fixed step from one row to the next, without a cursor. Null when the region is not such,
-    // or when an input is gathered block by block.
+    // A rank-2 region whose rows each fit a block and whose chunks start at rows can run block
+    // by block as row by row: each input's and result's pointer then moves on by a fixed step
+    // from one row to the next, without a cursor (a region cut at row ends does, and so does a
+    // tile swept row by row). Null when the region is not such, or when an input is gathered
+    // block by block.
     const std::ptrdiff_t* row_steps_of(const region_state& st, plan::scratch_scope& scratch) const {
         const plan::region& r = *st.r;
-        if (!r.row_cut || r.shape.size() != 2)
+        if (r.shape.size() != 2)
             return nullptr;
         const auto inner = static_cast<std::size_t>(r.shape[1]);
         if (inner == 0 || inner > r.block || st.chunk % inner != 0)
@@ -408,6 +563,28 @@ private:
         }
     };
 
+    // Worker `slot`'s slot pointers, set for a chunk: registers, constants, and (unless `fill`
+    // is false) the inputs that are one value filled into theirs.
+    std::byte** chunk_pointers(const region_state& st, std::size_t slot, bool fill = true) const {
+        const plan::region& r = *st.r;
+        const std::size_t block_bytes = r.block * 8;
+        std::byte** ptrs = st.slot_ptrs + slot * st.ptr_stride;
+        std::byte* registers = st.registers + slot * st.register_stride;
+        for (std::size_t i = 0; i < r.registers.size(); ++i)
+            ptrs[i] = r.registers[i] == plan::no_register
+                          ? nullptr
+                          : registers + std::size_t(r.registers[i]) * block_bytes;
+        for (std::size_t i = 0; i < r.inputs.size(); ++i) {
+            const input_state& in = st.inputs[i];
+            if (in.splat)
+                ptrs[i] = const_cast<std::byte*>(in.base);
+            else if (in.mode == access::fixed && fill)
+                gather(in.base, in.size, in.broadcast_strides, r.shape.data(), r.shape.size(), 0,
+                       r.block, ptrs[i]);
+        }
+        return ptrs;
+    }
+
     // Elements [c * chunk, (c + 1) * chunk) of a region, block by block, on worker `slot`.
     void run_chunk(const region_state& st, std::size_t c, std::size_t slot) const {
         const plan::region& r = *st.r;
@@ -415,21 +592,8 @@ private:
         const std::size_t n_in = r.inputs.size();
         const std::size_t n_nodes = r.nodes.size();
         const std::size_t block_bytes = r.block * 8;
-        const std::size_t slots = r.registers.size();
-        std::byte** ptrs = st.slot_ptrs + slot * st.ptr_stride;
+        std::byte** ptrs = chunk_pointers(st, slot);
         std::byte* registers = st.registers + slot * st.register_stride;
-        for (std::size_t i = 0; i < slots; ++i)
-            ptrs[i] = r.registers[i] == plan::no_register
-                          ? nullptr
-                          : registers + std::size_t(r.registers[i]) * block_bytes;
-        for (std::size_t i = 0; i < n_in; ++i) {
-            const input_state& in = st.inputs[i];
-            if (in.splat)
-                ptrs[i] = const_cast<std::byte*>(in.base);
-            else if (in.mode == access::fixed)
-                gather(in.base, in.size, in.broadcast_strides, r.shape.data(), rank, 0, r.block,
-                       ptrs[i]);
-        }
         const std::size_t begin = c * st.chunk;
         const std::size_t end = std::min(r.size, begin + st.chunk);
         if (st.row_steps) {
@@ -476,11 +640,22 @@ private:
     // block each.
     void run_rows(const region_state& st, std::size_t c, std::byte** ptrs, std::size_t begin,
                   std::size_t end) const {
+        const std::size_t moving = st.r->inputs.size() + st.r->nodes.size();
+        const auto inner = static_cast<std::size_t>(st.r->shape[1]);
+        seek_row(st, ptrs, begin);
+        for (std::size_t start = begin; start < end; start += inner) {
+            run_block(st, c, start, inner, ptrs);
+            if (start + inner < end)
+                for (std::size_t i = 0; i < moving; ++i)
+                    ptrs[i] += st.row_steps[i];
+        }
+    }
+
+    // Points `ptrs` at the row that starts at element `begin` of a region that runs row by row.
+    void seek_row(const region_state& st, std::byte** ptrs, std::size_t begin) const {
         const plan::region& r = *st.r;
         const std::size_t n_in = r.inputs.size();
-        const std::size_t n_nodes = r.nodes.size();
-        const auto inner = static_cast<std::size_t>(r.shape[1]);
-        const auto row = static_cast<std::ptrdiff_t>(begin / inner);
+        const auto row = static_cast<std::ptrdiff_t>(begin / static_cast<std::size_t>(r.shape[1]));
         for (std::size_t i = 0; i < n_in; ++i) {
             const input_state& in = st.inputs[i];
             if (in.mode == access::in_place)
@@ -489,15 +664,9 @@ private:
                 ptrs[i] = const_cast<std::byte*>(in.base) +
                           row * in.broadcast_strides[0] * static_cast<std::ptrdiff_t>(in.size);
         }
-        for (std::size_t k = 0; k < n_nodes; ++k)
+        for (std::size_t k = 0; k < r.nodes.size(); ++k)
             if (st.outs[k])
                 ptrs[n_in + k] = st.outs[k] + begin * st.out_sizes[k];
-        for (std::size_t start = begin; start < end; start += inner) {
-            run_block(st, c, start, inner, ptrs);
-            if (start + inner < end)
-                for (std::size_t i = 0; i < n_in + n_nodes; ++i)
-                    ptrs[i] += st.row_steps[i];
-        }
     }
 
     // The region's program on the n elements at `start` (of chunk c) that `ptrs` point at, then

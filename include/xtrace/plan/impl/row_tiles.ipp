@@ -1,5 +1,7 @@
 // The runtime section of plan/row_tiles.hpp.
 
+#include "../registers.hpp"
+
 #include <algorithm>
 #include <type_traits>
 #include <variant>
@@ -64,8 +66,11 @@ inline std::vector<char> row_indexed_nodes(const graph::graph& g, std::span<cons
 
 } // namespace detail
 
-XTRACE_DECL std::vector<char> row_indexed_args(const graph::graph& g,
-                                               std::span<const shape_t> shapes) {
+namespace detail {
+
+// Per node of `g` (bound to `shapes`), whether its dim 0 is the row dim of a row tiling, or
+// empty when `g` cannot run tile by tile (see row_indexed_args).
+inline std::vector<char> row_indexed(const graph::graph& g, std::span<const shape_t> shapes) {
     if (!g.effects.empty() || g.outputs.empty() || shapes[g.outputs[0]].empty())
         return {};
     const dim_t rows = shapes[g.outputs[0]][0];
@@ -88,12 +93,44 @@ XTRACE_DECL std::vector<char> row_indexed_args(const graph::graph& g,
         for (graph::node_id o : g.outputs)
             if (!indexed[o])
                 return {};
-        std::vector<char> args;
-        for (graph::node_id a : g.args)
-            args.push_back(indexed[a]);
-        return args;
+        return indexed;
     }
     return {};
+}
+
+// True when every step of `p`, a tile's plan, works on its rows alone (`indexed`: per node,
+// whether its dim 0 is the row dim): a rank-2 region of row-indexed nodes, whose tail
+// reductions keep the rows, or a reduction of a row-indexed node (which keeps them too).
+inline bool sweeps_rows(const graph::graph& g, const plan& p, const std::vector<char>& indexed) {
+    for (const step& s : p.steps) {
+        if (const auto* r = std::get_if<region>(&s)) {
+            if (r->shape.size() != 2 ||
+                !std::all_of(r->nodes.begin(), r->nodes.end(),
+                             [&](graph::node_id id) { return indexed[id] != 0; }) ||
+                std::any_of(r->tails.begin(), r->tails.end(),
+                            [](const tail_reduction& t) { return t.outer; }))
+                return false;
+        } else if (const auto* n = std::get_if<node_step>(&s)) {
+            if (!info(g[n->node].op).reduction || !indexed[n->node])
+                return false;
+        } else {
+            return false;
+        }
+    }
+    return !p.steps.empty();
+}
+
+} // namespace detail
+
+XTRACE_DECL std::vector<char> row_indexed_args(const graph::graph& g,
+                                               std::span<const shape_t> shapes) {
+    const std::vector<char> indexed = detail::row_indexed(g, shapes);
+    if (indexed.empty())
+        return {};
+    std::vector<char> args;
+    for (graph::node_id a : g.args)
+        args.push_back(indexed[a]);
+    return args;
 }
 
 namespace detail {
@@ -130,9 +167,12 @@ XTRACE_DECL std::shared_ptr<const row_tiling> plan_row_tiles(const graph::graph&
     const std::size_t budget = row_tile_bytes();
     if (budget == 0 || p.bound_graph)
         return nullptr;
-    std::vector<char> indexed = row_indexed_args(g, p.shapes);
-    if (indexed.empty())
+    const std::vector<char> nodes = detail::row_indexed(g, p.shapes);
+    if (nodes.empty())
         return nullptr;
+    std::vector<char> indexed;
+    for (graph::node_id a : g.args)
+        indexed.push_back(nodes[a]);
     const std::size_t carried = detail::carried_bytes(g, p, indexed);
     if (carried <= budget)
         return nullptr;
@@ -165,9 +205,20 @@ XTRACE_DECL std::shared_ptr<const row_tiling> plan_row_tiles(const graph::graph&
                 s[i][0] = r;
         return s;
     };
+    // A tile that sweeps its rows runs a block per row where a region reads a per-row value,
+    // which it then reads as one (a row splat) however short the rows: a value gathered into a
+    // register for every block would cost more than the row's work.
     auto plan_for = [&](dim_t r) {
         const row_tile_scope whole(0); // a tile runs as one
         const std::vector<shape_t> s = shapes_for(r);
+        if (const std::size_t sweep = row_sweep_bytes()) {
+            const row_splat_scope any_row(1);
+            plan tile = build(g, s);
+            if (detail::sweeps_rows(g, tile, nodes)) {
+                tile.row_sweep = sweep;
+                return std::make_shared<const plan>(std::move(tile));
+            }
+        }
         return std::make_shared<const plan>(build(g, s));
     };
     tiling->tile = plan_for(tile_rows);

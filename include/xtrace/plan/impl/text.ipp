@@ -92,7 +92,8 @@ XTRACE_DECL std::string to_text(const plan& p, const graph::graph& given,
        << ", temps " << p.temp_bytes << " bytes, registers " << p.register_bytes << " bytes\n";
     if (p.tiling)
         os << indent << "runs in tiles of " << p.tiling->rows << " rows (of " << p.tiling->total
-           << "), temps " << p.tiling->tile->temp_bytes << " bytes per tile\n";
+           << "), temps " << p.tiling->tile->temp_bytes << " bytes per tile"
+           << (p.tiling->tile->row_sweep ? ", rows swept through the steps" : "") << "\n";
     std::vector<std::string> operands;
     auto node_line = [&](graph::node_id id) {
         const graph::node& n = g[id];
