@@ -240,6 +240,13 @@ private:
         std::byte** ptrs = nullptr;
         std::size_t inner = 0; // the region's elements per row
         bool by_row = false;   // a block per row (a row splat, or a bias row read in place)
+        // A region of one fused piece, with no tail reduction but the one it folds into: its
+        // rows call the piece's kernel straight from `leaves` (and the mask of those that are
+        // one value), which move on by `leaf_steps` from row to row.
+        const plan::instruction* piece = nullptr;
+        const void** leaves = nullptr;
+        std::ptrdiff_t* leaf_steps = nullptr;
+        std::byte* folded = nullptr; // the results the piece folds into
         const graph::node* reduction = nullptr;
         const std::byte* in = nullptr; // the reduction's rows
         std::byte* out = nullptr;      // their results
@@ -285,6 +292,8 @@ private:
                         widest = std::max(widest, s.inner * s.st.out_sizes[j]);
                 s.ptrs = chunk_pointers(s.st, 0, false); // one values: filled as the rows run
                 seek_row(s.st, s.ptrs, 0);
+                if (s.by_row)
+                    direct_piece(s, scratch);
                 step_rows = static_cast<std::size_t>(r->shape[0]);
             } else {
                 const graph::node_id id = std::get<plan::node_step>(p_.steps[k]).node;
@@ -333,6 +342,30 @@ private:
         return true;
     }
 
+    // Sets up a swept region's piece for calls row by row without the block program, when the
+    // region is one piece (and what it folds into).
+    void direct_piece(sweep_step& s, plan::scratch_scope& scratch) const {
+        const plan::region& r = *s.st.r;
+        if (r.program.size() != 1 || r.program[0].leaves == 0)
+            return;
+        const plan::instruction& ins = r.program[0];
+        if (!(r.tails.empty() || (r.tails.size() == 1 && ins.fold && r.tails[0].folded)))
+            return;
+        s.piece = &ins;
+        s.leaves = reinterpret_cast<const void**>(
+            scratch.allocate((ins.leaves + 1) * sizeof(const void*)));
+        s.leaf_steps = reinterpret_cast<std::ptrdiff_t*>(
+            scratch.allocate(ins.leaves * sizeof(std::ptrdiff_t)));
+        const std::uint16_t* leaf = r.leaf_slots.data() + ins.first_leaf;
+        for (std::size_t j = 0; j < ins.leaves; ++j) {
+            s.leaves[j] = s.ptrs[leaf[j]];
+            s.leaf_steps[j] = s.st.row_steps[leaf[j]];
+        }
+        s.leaves[ins.leaves] = &ins.one_value;
+        if (ins.fold)
+            s.folded = home_data(r.tails[0].node);
+    }
+
     // Rows [first, first + n) of a step of a row sweep.
     void sweep(sweep_step& s, std::size_t first, std::size_t n) const {
         const auto rows = static_cast<std::ptrdiff_t>(n);
@@ -354,7 +387,20 @@ private:
                 gather(in.base, in.size, in.broadcast_strides, r.shape.data(), r.shape.size(), 0,
                        by_row ? s.inner : n * s.inner, s.ptrs[i]);
         }
-        if (by_row) {
+        if (s.piece && by_row) {
+            const plan::instruction& ins = *s.piece;
+            std::byte*& out = s.ptrs[ins.out];
+            const std::ptrdiff_t out_step = s.st.row_steps[ins.out];
+            for (std::size_t row = first; row < first + n; ++row) {
+                if (ins.fold)
+                    ins.fold(s.leaves, out, row * s.inner, s.inner, r.tails[0].count, s.folded);
+                else
+                    ins.fn(s.leaves, out, s.inner);
+                for (std::size_t j = 0; j < ins.leaves; ++j)
+                    s.leaves[j] = static_cast<const std::byte*>(s.leaves[j]) + s.leaf_steps[j];
+                out += out_step;
+            }
+        } else if (by_row) {
             for (std::size_t row = first; row < first + n; ++row) {
                 run_block(s.st, 0, row * s.inner, s.inner, s.ptrs);
                 for (std::size_t i = 0; i < moving; ++i)
