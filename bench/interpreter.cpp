@@ -43,7 +43,7 @@ auto chain(const V& v, const X& x, const Y& y) {
     }
 }
 
-constexpr std::size_t n = std::size_t(1) << 20, rows = 1024, cols = 1024;
+constexpr std::size_t n = std::size_t(1) << 20;
 constexpr float eps = 1e-5f;
 
 xt::xarray<float> input(std::vector<std::size_t> shape, float phase) {
@@ -55,10 +55,31 @@ xt::xarray<float> input(std::vector<std::size_t> shape, float phase) {
 }
 
 // The workloads, by benchmark argument.
-enum workload : std::int64_t { ops42, ops105, row_sum, layer_norm, softmax, count };
-const char* const names[] = {"42-op elementwise, 2^20 floats", "105-op elementwise, 2^20 floats",
+enum workload : std::int64_t {
+    ops42,
+    ops105,
+    row_sum,
+    layer_norm,
+    softmax,
+    layer_norm_short, // short rows: the per-row work of a plan shows
+    softmax_short,
+    count
+};
+const char* const names[] = {"42-op elementwise, 2^20 floats",
+                             "105-op elementwise, 2^20 floats",
                              "row sums of a 42-op expression, 1024 x 1024",
-                             "layer norm over rows, 1024 x 1024", "softmax over rows, 1024 x 1024"};
+                             "layer norm over rows, 1024 x 1024",
+                             "softmax over rows, 1024 x 1024",
+                             "layer norm over rows, 4096 x 256",
+                             "softmax over rows, 4096 x 256"};
+
+// Rows and columns of a workload over rows.
+struct rows_by_cols {
+    std::size_t rows, cols;
+};
+rows_by_cols dims_of(workload w) {
+    return w >= layer_norm_short ? rows_by_cols{4096, 256} : rows_by_cols{1024, 1024};
+}
 
 // Four batches side by side: a chain of ops on one batch waits on each op's latency, so the hand
 // loop runs four independent chains at once, as an out-of-order core needs.
@@ -109,6 +130,7 @@ void hand_chain(const float* x, const float* y, float* out, std::size_t size) {
 }
 
 void hand_row_sum(const float* x, const float* y, float* out) {
+    const std::size_t rows = 1024, cols = 1024;
     for (std::size_t r = 0; r < rows; ++r) {
         quad s{B(0.f), B(0.f), B(0.f), B(0.f)};
         for (std::size_t i = r * cols; i < (r + 1) * cols; i += 4 * B::size) {
@@ -119,7 +141,9 @@ void hand_row_sum(const float* x, const float* y, float* out) {
     }
 }
 
-void hand_layer_norm(const float* x, const float* gamma, const float* beta, float* out) {
+void hand_layer_norm(const float* x, const float* gamma, const float* beta, float* out,
+                     rows_by_cols d) {
+    const auto [rows, cols] = d;
     for (std::size_t r = 0; r < rows; ++r) {
         const float* row = x + r * cols;
         B s(0.f);
@@ -139,11 +163,11 @@ void hand_layer_norm(const float* x, const float* gamma, const float* beta, floa
     }
 }
 
-// Layer norm as xtrace's plan runs it: tiles of 31 rows, each pass over the whole tile before
-// the next (row means, row scales, the result). Against the row-by-row loop it tells what the
-// plan's structure costs, apart from how its steps run.
+// Layer norm in tiles of 31 rows, each pass over the whole tile before the next (row means, row
+// scales, the result), as xtrace's plan ran it step by step before row sweeps. Against the
+// row-by-row loop it tells what that structure costs, apart from how the steps run.
 void hand_layer_norm_tiled(const float* x, const float* gamma, const float* beta, float* out) {
-    constexpr std::size_t tile = 31;
+    constexpr std::size_t tile = 31, rows = 1024, cols = 1024;
     float mean[tile], scale[tile];
     for (std::size_t r0 = 0; r0 < rows; r0 += tile) {
         const std::size_t n = std::min(tile, rows - r0);
@@ -173,7 +197,8 @@ void hand_layer_norm_tiled(const float* x, const float* gamma, const float* beta
     }
 }
 
-void hand_softmax(const float* x, float* out) {
+void hand_softmax(const float* x, float* out, rows_by_cols d) {
+    const auto [rows, cols] = d;
     for (std::size_t r = 0; r < rows; ++r) {
         const float* row = x + r * cols;
         float* o = out + r * cols;
@@ -201,14 +226,16 @@ void hand_softmax(const float* x, float* out) {
 struct inputs {
     xt::xarray<float> x, y, gamma, beta, out;
     explicit inputs(workload w)
-        : x(input(w <= ops105 ? std::vector<std::size_t>{n} : std::vector<std::size_t>{rows, cols},
-                  0)),
-          y(input(w <= ops105 ? std::vector<std::size_t>{n} : std::vector<std::size_t>{rows, cols},
-                  3)),
-          gamma(input({cols}, 5) * 0.25f + 1.f), beta(input({cols}, 9) * 0.1f),
-          out(xt::zeros<float>(w == row_sum  ? std::vector<std::size_t>{rows}
-                               : w <= ops105 ? std::vector<std::size_t>{n}
-                                             : std::vector<std::size_t>{rows, cols})) {}
+        : x(input(shape_of(w), 0)), y(input(shape_of(w), 3)),
+          gamma(input({dims_of(w).cols}, 5) * 0.25f + 1.f),
+          beta(input({dims_of(w).cols}, 9) * 0.1f),
+          out(xt::zeros<float>(w == row_sum ? std::vector<std::size_t>{dims_of(w).rows}
+                                            : shape_of(w))) {}
+    static std::vector<std::size_t> shape_of(workload w) {
+        if (w <= ops105)
+            return {n};
+        return {dims_of(w).rows, dims_of(w).cols};
+    }
     static inputs& of(workload w) {
         static std::vector<std::unique_ptr<inputs>> made(count);
         if (!made[w])
@@ -233,10 +260,11 @@ void hand_xsimd(benchmark::State& state) {
             hand_row_sum(in.x.data(), in.y.data(), out.data());
             break;
         case layer_norm:
-            hand_layer_norm(in.x.data(), in.gamma.data(), in.beta.data(), out.data());
+        case layer_norm_short:
+            hand_layer_norm(in.x.data(), in.gamma.data(), in.beta.data(), out.data(), dims_of(w));
             break;
         default:
-            hand_softmax(in.x.data(), out.data());
+            hand_softmax(in.x.data(), out.data(), dims_of(w));
         }
         benchmark::DoNotOptimize(out.data());
         benchmark::ClobberMemory();
@@ -261,7 +289,7 @@ auto traced_lambda() {
         return [](auto x, auto y, auto, auto) { return chain<21>(x, x, y); };
     else if constexpr (W == row_sum)
         return [](auto x, auto y, auto, auto) { return xtrace::sum(chain<8>(x, x, y), {1}); };
-    else if constexpr (W == layer_norm)
+    else if constexpr (W == layer_norm || W == layer_norm_short)
         return [](auto x, auto, auto gamma, auto beta) {
             auto d = x - xtrace::mean(x, {1}, xtrace::keep_dims);
             auto v = xtrace::mean(d * d, {1}, xtrace::keep_dims);
@@ -302,6 +330,8 @@ int main(int argc, char** argv) {
     register_workload<layer_norm>();
     benchmark::RegisterBenchmark("hand_xsimd_tiled", hand_tiled)->Arg(layer_norm);
     register_workload<softmax>();
+    register_workload<layer_norm_short>();
+    register_workload<softmax_short>();
     for (std::int64_t w = 0; w < count; ++w)
         std::printf("size %lld: %s\n", static_cast<long long>(w), names[w]);
     xtrace::bench::ratio_reporter reporter("hand_xsimd");
