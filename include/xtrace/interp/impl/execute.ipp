@@ -267,14 +267,12 @@ private:
     bool sweep_rows(plan::scratch_scope& scratch) {
         const std::size_t count = p_.steps.size();
         auto* steps = reinterpret_cast<sweep_step*>(scratch.allocate(count * sizeof(sweep_step)));
-        const std::size_t register_stride = (p_.register_bytes + 2 * plan::scratch_alignment - 1) /
-                                            plan::scratch_alignment * plan::scratch_alignment;
         std::size_t rows = 0, widest = 1; // the tile's rows; the most bytes a step reads per row
         for (std::size_t k = 0; k < count; ++k) {
             sweep_step& s = *new (steps + k) sweep_step{};
             std::size_t step_rows = 0;
             if (const auto* r = std::get_if<plan::region>(&p_.steps[k])) {
-                s.st = prepare_region(*r, scratch, scratch.allocate(register_stride), true);
+                s.st = prepare_region(*r, scratch, scratch.allocate(register_set_bytes()), true);
                 s.st.row_steps = row_steps_of(s.st, scratch);
                 if (!s.st.row_steps)
                     return false;
@@ -419,6 +417,13 @@ private:
         }
     }
 
+    // Bytes of one set of block registers, rounded to cache lines with one to spare, so that
+    // two sets (two worker slots' or two swept regions') share no line.
+    std::size_t register_set_bytes() const {
+        return (p_.register_bytes + 2 * plan::scratch_alignment - 1) / plan::scratch_alignment *
+               plan::scratch_alignment;
+    }
+
     // What every chunk of region r reads (all but its row steps), and its chunks: one, with
     // `registers` its block registers, when `one_chunk` is set.
     region_state prepare_region(const plan::region& r, plan::scratch_scope& scratch,
@@ -477,8 +482,7 @@ private:
         st.chunk = one_chunk ? r.size : chunk_elements(r.size, r.block);
         st.chunks = one_chunk ? 1 : chunk_count(r.size, st.chunk);
         const std::size_t slots = st.chunks > 1 ? worker_slots() : 1;
-        st.register_stride = (p_.register_bytes + 2 * plan::scratch_alignment - 1) /
-                             plan::scratch_alignment * plan::scratch_alignment;
+        st.register_stride = register_set_bytes();
         st.registers = st.chunks > 1 ? scratch.allocate(slots * st.register_stride) : registers;
         constexpr std::size_t per_line = plan::scratch_alignment / sizeof(std::byte*);
         st.ptr_stride = (r.registers.size() + per_line) / per_line * per_line;
