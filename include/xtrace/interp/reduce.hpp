@@ -72,6 +72,64 @@ XTRACE_INLINE std::array<B, U> load_batches(const T* p) {
     return r;
 }
 
+// The lanes of v combined pairwise, halves first: lane l with lane l + w/2 for l < w/2, then the
+// same on those w/2, down to one. In registers on x86 (each step a batch half as wide, combined
+// lanewise, so the same ops as through memory), where storing a batch and reading its halves
+// back would wait on the store for each step.
+template <class R, class T, class A>
+XTRACE_INLINE T fold_lanes(const xsimd::batch<T, A>& v) {
+    [[maybe_unused]] constexpr bool real = std::is_same_v<T, float> || std::is_same_v<T, double>;
+#if XSIMD_WITH_AVX512F && XSIMD_WITH_AVX
+    if constexpr (real && sizeof(v) == 64) {
+        using H = xsimd::batch<T, xsimd::avx>;
+        if constexpr (std::is_same_v<T, float>) {
+            const __m512 r = v;
+            return fold_lanes<R, T>(
+                R::combine(H(_mm512_castps512_ps256(r)),
+                           H(_mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(r), 1)))));
+        } else {
+            const __m512d r = v;
+            return fold_lanes<R, T>(
+                R::combine(H(_mm512_castpd512_pd256(r)), H(_mm512_extractf64x4_pd(r, 1))));
+        }
+    }
+#endif
+#if XSIMD_WITH_AVX && XSIMD_WITH_SSE2
+    if constexpr (real && sizeof(v) == 32) {
+        using H = xsimd::batch<T, xsimd::sse2>;
+        if constexpr (std::is_same_v<T, float>) {
+            const __m256 r = v;
+            return fold_lanes<R, T>(
+                R::combine(H(_mm256_castps256_ps128(r)), H(_mm256_extractf128_ps(r, 1))));
+        } else {
+            const __m256d r = v;
+            return fold_lanes<R, T>(
+                R::combine(H(_mm256_castpd256_pd128(r)), H(_mm256_extractf128_pd(r, 1))));
+        }
+    }
+#endif
+#if XSIMD_WITH_SSE2
+    if constexpr (real && sizeof(v) == 16) {
+        using H = xsimd::batch<T, A>;
+        if constexpr (std::is_same_v<T, float>) {
+            const __m128 r = v;
+            const __m128 half = R::combine(H(r), H(_mm_movehl_ps(r, r)));
+            return _mm_cvtss_f32(R::combine(H(half), H(_mm_shuffle_ps(half, half, 1))));
+        } else {
+            const __m128d r = v;
+            return _mm_cvtsd_f64(R::combine(H(r), H(_mm_unpackhi_pd(r, r))));
+        }
+    }
+#endif
+    constexpr std::size_t w = xsimd::batch<T, A>::size;
+    alignas(64) T lanes[w];
+    v.store_aligned(lanes);
+    for (std::size_t h = w / 2; h > 0; h /= 2)
+        for (std::size_t l = 0; l < h; ++l)
+            lanes[l] = R::combine(lanes[l], lanes[l + h]);
+    return lanes[0];
+}
+
 // Reduces the n elements that four(i) (four SIMD batches side by side from element i on), batch(i)
 // (one batch) and one(i) give: four SIMD accumulators, then their lanes pairwise, then the tail
 // one by one.
@@ -128,12 +186,8 @@ XTRACE_INLINE T reduce_elements(std::size_t n, const Four& four, const Batch& ba
             }
             // The lanes pairwise, halves first: log2(w) steps of independent ops rather than a
             // chain of w, which a row of a few batches would wait on.
-            alignas(64) T lanes[w];
-            R::combine(R::combine(a[0], a[1]), R::combine(a[2], a[3])).store_aligned(lanes);
-            for (std::size_t h = w / 2; h > 0; h /= 2)
-                for (std::size_t l = 0; l < h; ++l)
-                    lanes[l] = R::combine(lanes[l], lanes[l + h]);
-            acc = R::combine(acc, lanes[0]);
+            acc = R::combine(
+                acc, fold_lanes<R, T>(R::combine(R::combine(a[0], a[1]), R::combine(a[2], a[3]))));
         }
     }
     if constexpr (R::simd) { // whole batches left, their elements folded one by one
