@@ -25,6 +25,17 @@ using kernel_fn = void (*)(const void* const* in, void* out, std::size_t n);
 using fold_fn = void (*)(const void* const* in, void* out, std::size_t start, std::size_t n,
                          std::size_t inner, std::byte* acc);
 
+/// kernel_fn over `rows` rows of n elements: row r reads each operand moved on by r times its
+/// step (bytes) and writes out + r * out_step (bytes).
+using rows_fn = void (*)(const void* const* in, const std::ptrdiff_t* steps, void* out,
+                         std::ptrdiff_t out_step, std::size_t n, std::size_t rows);
+
+/// fold_fn over `rows` rows of n elements, as rows_fn moves them: row r's elements are
+/// start + r * n on.
+using fold_rows_fn = void (*)(const void* const* in, const std::ptrdiff_t* steps, void* out,
+                              std::ptrdiff_t out_step, std::size_t start, std::size_t n,
+                              std::size_t inner, std::byte* acc, std::size_t rows);
+
 /// The compiled kernels of one elementwise op on one dtype: plain, and for binary ops with
 /// operand 0 or 1 a single value read once (a splatted constant).
 struct kernel_set {
@@ -112,6 +123,8 @@ struct fused_piece {
     /// The kernel fused with the reduction `fold_op` that reads the root over its innermost
     /// dims, or null: the reduction then needs no pass of its own over the root's elements.
     fold_fn fold = nullptr;
+    rows_fn rows = nullptr;           ///< fn over several rows, each reading its own row splats
+    fold_rows_fn fold_rows = nullptr; ///< fold over several rows, as `rows`
     op_kind fold_op = op_kind::sum;
     /// Elements per SIMD batch of the kernels: fold computes a reduction's rows batch by batch
     /// as the kernel would compute the block only when rows are a whole number of batches.

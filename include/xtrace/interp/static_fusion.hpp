@@ -367,14 +367,16 @@ leaf_table<typename E::value_type, leaf_count<E>, Ones, Twins> table_of(const vo
 // E's twin ops read the same leaves through both operands, a table that says so (the loop then
 // computes each twin once). Not for an E that calls out (a transcendental): more copies of its
 // loop would no longer inline the call, which costs more than the tests.
+// `next`: the leaves of a second row when the kernel runs several (twins must be twins in both,
+// and so in every row, as the leaves move on by fixed steps), else null.
 template <class E, class Run>
-XTRACE_INLINE void with_table(const void* const* leaves, Run&& run) {
+XTRACE_INLINE void with_table(const void* const* leaves, const void* const* next, Run&& run) {
     if constexpr (!calls_out<E>) {
         constexpr std::uint64_t may = one_value_leaves<E>;
         const std::uint64_t one =
             may != 0 ? *static_cast<const std::uint64_t*>(leaves[leaf_count<E>]) : 0;
         if constexpr (eval<E, 0>::has_twins) {
-            if (eval<E, 0>::twins(leaves, one)) {
+            if (eval<E, 0>::twins(leaves, one) && (!next || eval<E, 0>::twins(next, one))) {
                 if constexpr (may == 0)
                     return run(table_of<E, -1, true>(leaves));
                 if (one == may)
@@ -393,20 +395,54 @@ XTRACE_INLINE void with_table(const void* const* leaves, Run&& run) {
     run(table_of<E>(leaves));
 }
 
+// Runs `row(t, r)` for rows r = 0 .. rows-1 of E, with t the leaf table of row r: row 0's is
+// `leaves`, and each next row's leaves are the last's moved on by `steps` (bytes; null when
+// there is one row), its one values read again.
+template <class E, class Row>
+XTRACE_INLINE void each_row(const void* const* leaves, const std::ptrdiff_t* steps,
+                            std::size_t rows, Row&& row) {
+    constexpr std::size_t L = leaf_count<E>;
+    const void* next[L + 1];
+    if (rows > 1) {
+        for (std::size_t k = 0; k < L; ++k)
+            next[k] = static_cast<const std::byte*>(leaves[k]) + steps[k];
+        next[L] = leaves[L];
+    }
+    with_table<E>(leaves, rows > 1 ? next : nullptr, [&](const auto& first) {
+        auto t = first;
+        for (std::size_t r = 0;;) {
+            row(t, r);
+            if (++r == rows)
+                return;
+            for (std::size_t k = 0; k < L; ++k)
+                t.at[k] = reinterpret_cast<const typename E::value_type*>(
+                    reinterpret_cast<const std::byte*>(t.at[k]) + steps[k]);
+            eval<E, 0>::load(t, leaves);
+        }
+    });
+}
+
 } // namespace detail
 
+/// Computes `rows` rows of n elements of E: row r from the leaf table moved on by r times
+/// `steps` (bytes per leaf), into out + r * out_step (bytes). One call for a few rows that each
+/// read their own row splat, in place of a call per row.
+using rows_fn = graph::rows_fn;
+
 template <class E>
-void kernel(const void* const* leaves, void* out, std::size_t n) {
+XTRACE_NOINLINE void rows_kernel(const void* const* leaves, const std::ptrdiff_t* steps, void* out,
+                                 std::ptrdiff_t out_step, std::size_t n, std::size_t rows) {
     using T = typename E::value_type;
     using B = simd::batch<T>;
-    T* o = static_cast<T*>(out);
-    detail::with_table<E>(leaves, [&](const auto& t) {
+    detail::each_row<E>(leaves, steps, rows, [&](const auto& t, std::size_t r) {
+        T* o = reinterpret_cast<T*>(static_cast<std::byte*>(out) +
+                                    static_cast<std::ptrdiff_t>(r) * out_step);
         std::size_t i = 0;
         for (; i + unroll * B::size <= n; i += unroll * B::size) {
-            std::array<B, unroll> r;
-            detail::eval<E, 0>::template lanes<B, unroll>(t, i, r);
+            std::array<B, unroll> v;
+            detail::eval<E, 0>::template lanes<B, unroll>(t, i, v);
             for (std::size_t u = 0; u < unroll; ++u)
-                r[u].store_unaligned(o + i + u * B::size);
+                v[u].store_unaligned(o + i + u * B::size);
         }
         for (; i + B::size <= n; i += B::size)
             detail::eval<E, 0>::template batch<B>(t, i).store_unaligned(o + i);
@@ -415,22 +451,34 @@ void kernel(const void* const* leaves, void* out, std::size_t n) {
     });
 }
 
+/// Computes n elements of E from the leaf table (kernel_fn): rows_kernel's one row.
+template <class E>
+void kernel(const void* const* leaves, void* out, std::size_t n) {
+    rows_kernel<E>(leaves, nullptr, out, 0, n, 1);
+}
+
 /// Computes n elements of E, stores them at `out` unless it is null, and folds them into the
 /// results of reduction Red over its innermost dims (graph::fold_fn): each stretch within one
 /// result reduces in the order interp::detail::reduce_run reduces a stored one.
 template <class E, class Red>
-void fold_kernel(const void* const* leaves, void* out, std::size_t start, std::size_t n,
-                 std::size_t inner, std::byte* acc) {
+XTRACE_NOINLINE void fold_rows_kernel(const void* const* leaves, const std::ptrdiff_t* steps,
+                                      void* out, std::ptrdiff_t out_step, std::size_t start,
+                                      std::size_t n, std::size_t inner, std::byte* acc,
+                                      std::size_t rows) {
     using T = typename E::value_type;
     using R = interp::detail::reducer<Red, T>;
     using B = simd::batch<T>;
     using V = detail::eval<E, 0>;
     T* results = reinterpret_cast<T*>(acc);
-    auto fold = [&](const auto& t, auto stores) {
-        T* o = static_cast<T*>(out);
+    // Row r: elements start + r * n on, stored at out + r * out_step.
+    auto fold = [&](const auto& t, std::size_t r, auto stores) {
+        T* o = out ? reinterpret_cast<T*>(static_cast<std::byte*>(out) +
+                                          static_cast<std::ptrdiff_t>(r) * out_step)
+                   : nullptr;
+        const std::size_t first = start + r * n;
         for (std::size_t i = 0; i < n;) {
-            const std::size_t row = (start + i) / inner;
-            const std::size_t end = std::min(n, (row + 1) * inner - start);
+            const std::size_t row = (first + i) / inner;
+            const std::size_t end = std::min(n, (row + 1) * inner - first);
             const T run = interp::detail::reduce_elements<R, T>(
                 end - i,
                 [&](std::size_t j) {
@@ -468,12 +516,19 @@ void fold_kernel(const void* const* leaves, void* out, std::size_t start, std::s
             i = end;
         }
     };
-    detail::with_table<E>(leaves, [&](const auto& t) {
+    detail::each_row<E>(leaves, steps, rows, [&](const auto& t, std::size_t r) {
         if (out)
-            fold(t, std::true_type{});
+            fold(t, r, std::true_type{});
         else
-            fold(t, std::false_type{});
+            fold(t, r, std::false_type{});
     });
+}
+
+/// fold_rows_kernel's one row (graph::fold_fn).
+template <class E, class Red>
+void fold_kernel(const void* const* leaves, void* out, std::size_t start, std::size_t n,
+                 std::size_t inner, std::byte* acc) {
+    fold_rows_kernel<E, Red>(leaves, nullptr, out, 0, start, n, inner, acc, 1);
 }
 
 /// True when E gets a compiled kernel: fusable, and within the node and leaf limits.
@@ -616,8 +671,10 @@ struct walk<node<Op, Cs...>> {
             if (mirror(g, id, leaves) && leaves.size() == leaf_count<E>) {
                 graph::fused_piece piece{&kernel<E>, op_count<E>, std::move(leaves),
                                          one_value_leaves<E>};
+                piece.rows = &rows_kernel<E>;
                 if constexpr (!std::is_void_v<Red>) {
                     piece.fold = &fold_kernel<E, Red>;
+                    piece.fold_rows = &fold_rows_kernel<E, Red>;
                     piece.fold_op = Red::kind;
                     piece.fold_width = simd::batch<typename E::value_type>::size;
                 }

@@ -83,6 +83,9 @@ struct instruction {
     /// folds it into that reduction's results, in place of `fn` and the tail's own pass.
     graph::fold_fn fold = nullptr;
     std::uint16_t tail = 0;
+    /// A fused piece's `fn` and `fold` over several rows (graph::fused_piece::rows, fold_rows).
+    graph::rows_fn rows = nullptr;
+    graph::fold_rows_fn fold_rows = nullptr;
 };
 
 /// A reduction of a region's node over its innermost or outermost dims, computed block by block

@@ -385,7 +385,21 @@ private:
                 gather(in.base, in.size, in.broadcast_strides, r.shape.data(), r.shape.size(), 0,
                        by_row ? s.inner : n * s.inner, s.ptrs[i]);
         }
-        if (s.piece && by_row) {
+        if (s.piece && by_row &&
+            (s.piece->fold ? s.piece->fold_rows != nullptr : s.piece->rows != nullptr)) {
+            // The group's rows in one call, which moves the leaves on from row to row.
+            const plan::instruction& ins = *s.piece;
+            std::byte*& out = s.ptrs[ins.out];
+            const std::ptrdiff_t out_step = s.st.row_steps[ins.out];
+            if (ins.fold)
+                ins.fold_rows(s.leaves, s.leaf_steps, out, out_step, first * s.inner, s.inner,
+                              r.tails[0].count, s.folded, n);
+            else
+                ins.rows(s.leaves, s.leaf_steps, out, out_step, s.inner, n);
+            for (std::size_t j = 0; j < ins.leaves; ++j)
+                s.leaves[j] = static_cast<const std::byte*>(s.leaves[j]) + rows * s.leaf_steps[j];
+            out += rows * out_step;
+        } else if (s.piece && by_row) {
             const plan::instruction& ins = *s.piece;
             std::byte*& out = s.ptrs[ins.out];
             const std::ptrdiff_t out_step = s.st.row_steps[ins.out];

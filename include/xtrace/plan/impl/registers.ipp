@@ -58,6 +58,7 @@ XTRACE_DECL void allocate_registers(region& r, const graph::graph& g,
         ins.out = static_cast<std::uint16_t>(n_in + i);
         if (!r.piece_leaves.empty() && !r.piece_leaves[i].empty()) { // one fused piece
             ins.fn = n.piece->fn;
+            ins.rows = n.piece->rows;
             ins.first_leaf = static_cast<std::uint32_t>(r.leaf_slots.size());
             ins.leaves = static_cast<std::uint16_t>(r.piece_leaves[i].size());
             for (std::size_t k = 0; k < r.piece_leaves[i].size(); ++k) {
@@ -142,6 +143,7 @@ XTRACE_DECL void allocate_registers(region& r, const graph::graph& g,
         unstored[i] = !read;
         tail.folded = true;
         r.program[i].fold = n.piece->fold;
+        r.program[i].fold_rows = n.piece->fold_rows;
         r.program[i].tail = static_cast<std::uint16_t>(t);
     }
     // Inputs that need one keep a register for the whole block (gathered or splatted into it);
