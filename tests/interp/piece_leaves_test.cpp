@@ -10,6 +10,7 @@
 
 #include <xtrace/ext/xtensor_extras.hpp>
 #include <xtrace/plan/registers.hpp>
+#include <xtrace/plan/row_tiles.hpp>
 
 #include <cmath>
 #include <limits>
@@ -54,6 +55,9 @@ void check_layer_norm(std::size_t rows, std::size_t cols) {
                         beta = random_array<T>({cols});
     const xt::xarray<T> expected = layer_norm_by_hand(x, gamma, beta);
     std::string splat_plan, filled_plan, by_op_plan;
+    // Step by step: a call this small would otherwise sweep its rows, reading per-row values as
+    // row splats whatever the setting (row_tiles_test).
+    const xtrace::plan::row_sweep_scope stepped(0);
     using splats = xtrace::plan::row_splat_scope;
     const xt::xarray<T> splat =
         traced_under<splats>(1, layer_norm, quiet(), splat_plan, x, gamma, beta);

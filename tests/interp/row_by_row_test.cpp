@@ -11,6 +11,7 @@
 #include <xtrace/ext/xtensor_extras.hpp>
 #include <xtrace/interp/parallel.hpp>
 #include <xtrace/plan/registers.hpp>
+#include <xtrace/plan/row_tiles.hpp>
 
 #include <limits>
 #include <string>
@@ -37,6 +38,9 @@ void check_paths(const F& f, bool pieces, const xt::xarray<T>& expected, const A
     const std::size_t cols = expected.dimension() == 2 ? expected.shape()[1] : 0;
     INFO(shape_text(expected.shape()) << (pieces ? ", fused pieces" : ", op by op"));
     const xtrace::options opts = quiet(xtrace::options{.static_fusion = pieces});
+    // Step by step: a call this small would otherwise sweep its rows, reading per-row values as
+    // row splats whatever the setting (row_tiles_test).
+    const xtrace::plan::row_sweep_scope stepped(0);
     using splats = xtrace::plan::row_splat_scope;
     std::string filled_plan, plan;
     const xt::xarray<T> filled = traced_under<splats>(never, f, opts, filled_plan, args...);

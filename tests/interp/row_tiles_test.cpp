@@ -208,3 +208,63 @@ TEST_CASE("a swept tile reads strided rows in place, runs on any thread count, a
         CHECK(same_bits(on, r1));
     }
 }
+
+TEST_CASE("a call too small for row tiles sweeps its rows as one tile, below what threads split") {
+    const std::string sweeping = "rows swept through the steps";
+    auto softmax = [](auto v) { return xtrace::softmax(v, 1); };
+    using sweep_scope = xtrace::plan::row_sweep_scope;
+    const std::size_t on = xtrace::plan::default_row_sweep_bytes;
+    for (auto [rows, cols] : {std::pair{2, 1}, {5, 3}, {31, 40}, {100, 300}}) {
+        INFO(rows << " x " << cols);
+        const auto r = static_cast<std::size_t>(rows), c = static_cast<std::size_t>(cols);
+        const xt::xarray<float> x = random_array<float>({r, c}), g = random_array<float>({c}),
+                                b = random_array<float>({c});
+        const xt::xarray<double> xd = random_array<double>({r, c}), bd = random_array<double>({c});
+        std::string plan, stepped_plan;
+        const xt::xarray<float> ln =
+            traced_under<sweep_scope>(on, layer_norm, quiet(), plan, x, g, b);
+        INFO(plan);
+        CHECK(plan.find("tiles") == std::string::npos);
+        CHECK(plan.find(sweeping) != std::string::npos);
+        const xt::xarray<float> ln_stepped =
+            traced_under<sweep_scope>(0, layer_norm, quiet(), stepped_plan, x, g, b);
+        CHECK(stepped_plan.find(sweeping) == std::string::npos);
+        CHECK(close(ln, ln_stepped, 16, 1e-5));
+        // Donated (the result may take x's buffer) and into a buffer of the caller's.
+        {
+            const sweep_scope sweeps(on);
+            auto f = xtrace::function(layer_norm, quiet());
+            xt::xarray<float> donated = x, into = xt::zeros<float>({r, c});
+            CHECK(same_bits(xt::xarray<float>(f(std::move(donated), g, b)), ln));
+            f.call_into(into, x, g, b);
+            CHECK(same_bits(into, ln));
+        }
+        const xt::xarray<float> sm = traced_under<sweep_scope>(on, softmax, quiet(), plan, x);
+        CHECK(plan.find(sweeping) != std::string::npos);
+        const xt::xarray<double> ex =
+            traced_under<sweep_scope>(on, exact_rows, quiet(), plan, xd, bd);
+        CHECK(plan.find(sweeping) != std::string::npos);
+        CHECK(same_bits(ex, traced_under<sweep_scope>(0, exact_rows, quiet(), plan, xd, bd)));
+        eager_scope eager;
+        CHECK(close(xt::xarray<float>(xtrace::function(layer_norm)(x, g, b)), ln, 64, 1e-5));
+        CHECK(close(xt::xarray<float>(xtrace::function(softmax)(x)), sm, 16, 1e-6));
+        CHECK(same_bits(xt::xarray<double>(xtrace::function(exact_rows)(xd, bd)), ex));
+    }
+    // Rows read once, and a small per-row value: no tiles (nothing carried between steps), and
+    // more elements than a sweep takes, so the region is split between threads instead.
+    auto centred = [](auto x, auto y) { return x - xtrace::mean(y, {1}, xtrace::keep_dims); };
+    const xt::xarray<double> x = random_array<double>({200, 200}),
+                             y = random_array<double>({200, 3});
+    std::string plan;
+    const xt::xarray<double> whole = traced_under<sweep_scope>(on, centred, quiet(), plan, x, y);
+    CHECK(plan.find("tiles") == std::string::npos);
+    CHECK(plan.find(sweeping) == std::string::npos);
+    const xt::xarray<double> mean_y = xt::mean(y, {1}, xt::keep_dims); // (evaluated first: a
+    // lazy keep_dims reducer broadcast in an expression reads past its end in xtensor 0.24)
+    CHECK(close(whole, xt::xarray<double>(x - mean_y), 4, 1e-12));
+    for (int threads : {1, 2, 8})
+        CHECK(same_bits(
+            on_threads(threads,
+                       [&] { return traced_under<sweep_scope>(on, centred, quiet(), plan, x, y); }),
+            whole));
+}

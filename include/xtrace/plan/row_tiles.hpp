@@ -68,6 +68,16 @@ XTRACE_DECL std::vector<char> row_indexed_args(const graph::graph& g,
 XTRACE_DECL std::shared_ptr<const row_tiling> plan_row_tiles(const graph::graph& g, const plan& p,
                                                              std::span<const shape_t> arg_shapes);
 
+/// Most elements a step of a call that runs whole (in no row tiles) may have for its rows to be
+/// swept: a sweep runs on one thread, and larger steps are split between threads.
+inline constexpr std::int64_t whole_sweep_elements = std::int64_t(1) << 15;
+
+/// The plan of a call too small for row tiles, built again to sweep its rows as one tile does
+/// (plan::row_sweep), or null: when its steps do not all work on rows alone, none reduces rows,
+/// or a step has more than whole_sweep_elements elements.
+XTRACE_DECL std::shared_ptr<const plan> plan_whole_sweep(const graph::graph& g, const plan& p,
+                                                         std::span<const shape_t> arg_shapes);
+
 } // namespace xtrace::plan
 
 #if XTRACE_DEFINE_RUNTIME

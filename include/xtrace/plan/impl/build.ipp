@@ -62,6 +62,8 @@ XTRACE_DECL plan build(const graph::graph& g, std::span<const shape_t> arg_shape
     p.donations = donations(g, p);
     group_concurrent_steps(g, p);
     p.tiling = plan_row_tiles(g, p, arg_shapes);
+    if (auto swept = plan_whole_sweep(g, p, arg_shapes))
+        return *swept;
     return p;
 }
 

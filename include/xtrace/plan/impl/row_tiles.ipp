@@ -228,4 +228,37 @@ XTRACE_DECL std::shared_ptr<const row_tiling> plan_row_tiles(const graph::graph&
     return tiling;
 }
 
+XTRACE_DECL std::shared_ptr<const plan> plan_whole_sweep(const graph::graph& g, const plan& p,
+                                                         std::span<const shape_t> arg_shapes) {
+    const std::size_t sweep = row_sweep_bytes();
+    // (No tiles means none at all: the plans of tiles are built so.)
+    if (sweep == 0 || row_tile_bytes() == 0 || p.bound_graph || p.tiling)
+        return nullptr;
+    bool reduces = false;
+    for (const step& s : p.steps) {
+        if (const auto* r = std::get_if<region>(&s)) {
+            if (static_cast<std::int64_t>(r->size) > whole_sweep_elements)
+                return nullptr;
+            reduces = reduces || !r->tails.empty();
+        } else if (const auto* n = std::get_if<node_step>(&s)) {
+            if (num_elements(p.shapes[g[n->node].inputs.empty() ? n->node : g[n->node].inputs[0]]) >
+                whole_sweep_elements)
+                return nullptr;
+            reduces = reduces || info(g[n->node].op).reduction;
+        }
+    }
+    if (!reduces)
+        return nullptr;
+    const std::vector<char> nodes = detail::row_indexed(g, p.shapes);
+    if (nodes.empty())
+        return nullptr;
+    const row_tile_scope whole(0);
+    const row_splat_scope any_row(1);
+    plan swept = build(g, arg_shapes);
+    if (!detail::sweeps_rows(g, swept, nodes))
+        return nullptr;
+    swept.row_sweep = sweep;
+    return std::make_shared<const plan>(std::move(swept));
+}
+
 } // namespace xtrace::plan

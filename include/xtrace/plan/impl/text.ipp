@@ -94,6 +94,8 @@ XTRACE_DECL std::string to_text(const plan& p, const graph::graph& given,
         os << indent << "runs in tiles of " << p.tiling->rows << " rows (of " << p.tiling->total
            << "), temps " << p.tiling->tile->temp_bytes << " bytes per tile"
            << (p.tiling->tile->row_sweep ? ", rows swept through the steps" : "") << "\n";
+    else if (p.row_sweep)
+        os << indent << "rows swept through the steps\n";
     std::vector<std::string> operands;
     auto node_line = [&](graph::node_id id) {
         const graph::node& n = g[id];
