@@ -28,6 +28,8 @@ auto layer_norm = [](auto x, auto gamma, auto beta) {
     return d * xtrace::rsqrt(v + 1e-5f) * gamma + beta;
 };
 
+auto softmax = [](auto v) { return xtrace::softmax(v, 1); };
+
 auto dense = [](auto x, auto w, auto b) { return xtrace::relu(xtrace::matmul(x, w) + b); };
 
 } // namespace
@@ -39,7 +41,6 @@ TEST_CASE("softmax and layer norm run in row tiles and agree with the whole call
         const xt::xarray<float> x = random_array<float>({rows, cols}),
                                 g = random_array<float>({cols}), b = random_array<float>({cols});
         std::string tiled_plan, whole_plan;
-        auto softmax = [](auto v) { return xtrace::softmax(v, 1); };
         const xt::xarray<float> s1 = with_budget(softmax, 1, tiled_plan, x);
         const xt::xarray<float> s0 = with_budget(softmax, 0, whole_plan, x);
         CHECK(tiled_plan.find("runs in tiles of 1 rows") != std::string::npos);
@@ -144,18 +145,36 @@ auto exact_rows = [](auto x, auto b) {
            b;
 };
 
+const std::string sweeping = "rows swept through the steps";
+
+// Random operands of layer norm, softmax (x, g, b) and exact_rows (xd, bd) on rows of `cols`.
+struct row_inputs {
+    row_inputs(std::size_t rows, std::size_t cols)
+        : x(random_array<float>({rows, cols})), g(random_array<float>({cols})),
+          b(random_array<float>({cols})), xd(random_array<double>({rows, cols})),
+          bd(random_array<double>({cols})) {}
+    xt::xarray<float> x, g, b;
+    xt::xarray<double> xd, bd;
+};
+
+// Layer norm, softmax and exact_rows of `in` against eager evaluation.
+void check_eager(const row_inputs& in, const xt::xarray<float>& ln, const xt::xarray<float>& sm,
+                 const xt::xarray<double>& ex) {
+    eager_scope eager;
+    CHECK(close(xt::xarray<float>(xtrace::function(layer_norm)(in.x, in.g, in.b)), ln, 64, 1e-5));
+    CHECK(close(xt::xarray<float>(xtrace::function(softmax)(in.x)), sm, 16, 1e-6));
+    CHECK(same_bits(xt::xarray<double>(xtrace::function(exact_rows)(in.xd, in.bd)), ex));
+}
+
 } // namespace
 
 TEST_CASE("a tile sweeps its rows through its steps a few at a time, bit for bit as step by step") {
-    const std::string sweeping = "rows swept through the steps";
     for (auto [rows, cols] : {std::pair{9, 5}, {40, 37}, {64, 300}, {130, 8}}) {
         INFO(rows << " x " << cols);
-        const auto r = static_cast<std::size_t>(rows), c = static_cast<std::size_t>(cols);
-        const xt::xarray<float> x = random_array<float>({r, c}), g = random_array<float>({c}),
-                                b = random_array<float>({c});
-        const xt::xarray<double> xd = random_array<double>({r, c}), bd = random_array<double>({c});
+        const auto c = static_cast<std::size_t>(cols);
+        const row_inputs in(static_cast<std::size_t>(rows), c);
+        const auto& [x, g, b, xd, bd] = in;
         std::string plan, stepped_plan;
-        auto softmax = [](auto v) { return xtrace::softmax(v, 1); };
         const xt::xarray<float> ln = swept(layer_norm, c, 0, stepped_plan, x, g, b);
         const xt::xarray<float> sm = swept(softmax, c, 0, stepped_plan, x);
         const xt::xarray<double> ex = swept(exact_rows, c, 0, stepped_plan, xd, bd);
@@ -175,11 +194,7 @@ TEST_CASE("a tile sweeps its rows through its steps a few at a time, bit for bit
             CHECK(plan.find(sweeping) != std::string::npos);
             CHECK(same_bits(ex_swept, ex));
         }
-        eager_scope eager;
-        CHECK(close(xt::xarray<float>(xtrace::function(layer_norm)(x, g, b)), ln, 64, 1e-5));
-        CHECK(close(xt::xarray<float>(xtrace::function(softmax)(x)), sm, 16, 1e-6));
-        const xt::xarray<double> expected = xtrace::function(exact_rows)(xd, bd);
-        CHECK(same_bits(expected, ex));
+        check_eager(in, ln, sm, ex);
     }
 }
 
@@ -210,16 +225,13 @@ TEST_CASE("a swept tile reads strided rows in place, runs on any thread count, a
 }
 
 TEST_CASE("a call too small for row tiles sweeps its rows as one tile, below what threads split") {
-    const std::string sweeping = "rows swept through the steps";
-    auto softmax = [](auto v) { return xtrace::softmax(v, 1); };
     using sweep_scope = xtrace::plan::row_sweep_scope;
     const std::size_t on = xtrace::plan::default_row_sweep_bytes;
     for (auto [rows, cols] : {std::pair{2, 1}, {5, 3}, {31, 40}, {100, 300}}) {
         INFO(rows << " x " << cols);
         const auto r = static_cast<std::size_t>(rows), c = static_cast<std::size_t>(cols);
-        const xt::xarray<float> x = random_array<float>({r, c}), g = random_array<float>({c}),
-                                b = random_array<float>({c});
-        const xt::xarray<double> xd = random_array<double>({r, c}), bd = random_array<double>({c});
+        const row_inputs in(r, c);
+        const auto& [x, g, b, xd, bd] = in;
         std::string plan, stepped_plan;
         const xt::xarray<float> ln =
             traced_under<sweep_scope>(on, layer_norm, quiet(), plan, x, g, b);
@@ -245,10 +257,7 @@ TEST_CASE("a call too small for row tiles sweeps its rows as one tile, below wha
             traced_under<sweep_scope>(on, exact_rows, quiet(), plan, xd, bd);
         CHECK(plan.find(sweeping) != std::string::npos);
         CHECK(same_bits(ex, traced_under<sweep_scope>(0, exact_rows, quiet(), plan, xd, bd)));
-        eager_scope eager;
-        CHECK(close(xt::xarray<float>(xtrace::function(layer_norm)(x, g, b)), ln, 64, 1e-5));
-        CHECK(close(xt::xarray<float>(xtrace::function(softmax)(x)), sm, 16, 1e-6));
-        CHECK(same_bits(xt::xarray<double>(xtrace::function(exact_rows)(xd, bd)), ex));
+        check_eager(in, ln, sm, ex);
     }
     // Rows read once, and a small per-row value: no tiles (nothing carried between steps), and
     // more elements than a sweep takes, so the region is split between threads instead.
