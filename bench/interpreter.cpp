@@ -63,6 +63,8 @@ enum workload : std::int64_t {
     softmax,
     layer_norm_short, // short rows: the per-row work of a plan shows
     softmax_short,
+    layer_norm_small, // one call whose data stays in L2: a plan's fixed costs show
+    softmax_small,
     count
 };
 const char* const names[] = {"42-op elementwise, 2^20 floats",
@@ -71,13 +73,17 @@ const char* const names[] = {"42-op elementwise, 2^20 floats",
                              "layer norm over rows, 1024 x 1024",
                              "softmax over rows, 1024 x 1024",
                              "layer norm over rows, 4096 x 256",
-                             "softmax over rows, 4096 x 256"};
+                             "softmax over rows, 4096 x 256",
+                             "layer norm over rows, 126 x 256",
+                             "softmax over rows, 126 x 256"};
 
 // Rows and columns of a workload over rows.
 struct rows_by_cols {
     std::size_t rows, cols;
 };
 rows_by_cols dims_of(workload w) {
+    if (w >= layer_norm_small)
+        return {126, 256};
     return w >= layer_norm_short ? rows_by_cols{4096, 256} : rows_by_cols{1024, 1024};
 }
 
@@ -261,6 +267,7 @@ void hand_xsimd(benchmark::State& state) {
             break;
         case layer_norm:
         case layer_norm_short:
+        case layer_norm_small:
             hand_layer_norm(in.x.data(), in.gamma.data(), in.beta.data(), out.data(), dims_of(w));
             break;
         default:
@@ -289,7 +296,7 @@ auto traced_lambda() {
         return [](auto x, auto y, auto, auto) { return chain<21>(x, x, y); };
     else if constexpr (W == row_sum)
         return [](auto x, auto y, auto, auto) { return xtrace::sum(chain<8>(x, x, y), {1}); };
-    else if constexpr (W == layer_norm || W == layer_norm_short)
+    else if constexpr (W == layer_norm || W == layer_norm_short || W == layer_norm_small)
         return [](auto x, auto, auto gamma, auto beta) {
             auto d = x - xtrace::mean(x, {1}, xtrace::keep_dims);
             auto v = xtrace::mean(d * d, {1}, xtrace::keep_dims);
@@ -332,6 +339,8 @@ int main(int argc, char** argv) {
     register_workload<softmax>();
     register_workload<layer_norm_short>();
     register_workload<softmax_short>();
+    register_workload<layer_norm_small>();
+    register_workload<softmax_small>();
     for (std::int64_t w = 0; w < count; ++w)
         std::printf("size %lld: %s\n", static_cast<long long>(w), names[w]);
     xtrace::bench::ratio_reporter reporter("hand_xsimd");
