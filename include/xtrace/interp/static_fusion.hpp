@@ -424,11 +424,13 @@ XTRACE_INLINE void each_row(const void* const* leaves, const std::ptrdiff_t* ste
 
 } // namespace detail
 
-/// Computes `rows` rows of n elements of E: row r from the leaf table moved on by r times
-/// `steps` (bytes per leaf), into out + r * out_step (bytes). One call for a few rows that each
-/// read their own row splat, in place of a call per row.
+/// A kernel over several rows (see graph::rows_fn).
 using rows_fn = graph::rows_fn;
 
+/// Computes `rows` rows of n elements of E: row r from the leaf table moved on by r times
+/// `steps` (bytes per leaf), into out + r * out_step (bytes). One call for a few rows that each
+/// read their own row splat, in place of a call per row. Not inlined: kernel, its one-row form,
+/// calls it, so each piece's loop is compiled once.
 template <class E>
 XTRACE_NOINLINE void rows_kernel(const void* const* leaves, const std::ptrdiff_t* steps, void* out,
                                  std::ptrdiff_t out_step, std::size_t n, std::size_t rows) {
@@ -457,9 +459,10 @@ void kernel(const void* const* leaves, void* out, std::size_t n) {
     rows_kernel<E>(leaves, nullptr, out, 0, n, 1);
 }
 
-/// Computes n elements of E, stores them at `out` unless it is null, and folds them into the
-/// results of reduction Red over its innermost dims (graph::fold_fn): each stretch within one
-/// result reduces in the order interp::detail::reduce_run reduces a stored one.
+/// Computes `rows` rows of n elements of E, as rows_kernel moves them on, stores them unless
+/// `out` is null, and folds them into the results of reduction Red over its innermost dims
+/// (graph::fold_rows_fn; row r's elements are start + r * n on): each stretch within one result
+/// reduces in the order interp::detail::reduce_run reduces a stored one.
 template <class E, class Red>
 XTRACE_NOINLINE void fold_rows_kernel(const void* const* leaves, const std::ptrdiff_t* steps,
                                       void* out, std::ptrdiff_t out_step, std::size_t start,
@@ -524,7 +527,8 @@ XTRACE_NOINLINE void fold_rows_kernel(const void* const* leaves, const std::ptrd
     });
 }
 
-/// fold_rows_kernel's one row (graph::fold_fn).
+/// Computes n elements of E, stores them at `out` unless it is null, and folds them into the
+/// results of reduction Red (graph::fold_fn): fold_rows_kernel's one row.
 template <class E, class Red>
 void fold_kernel(const void* const* leaves, void* out, std::size_t start, std::size_t n,
                  std::size_t inner, std::byte* acc) {

@@ -231,7 +231,8 @@ XTRACE_DECL std::shared_ptr<const row_tiling> plan_row_tiles(const graph::graph&
 XTRACE_DECL std::shared_ptr<const plan> plan_whole_sweep(const graph::graph& g, const plan& p,
                                                          std::span<const shape_t> arg_shapes) {
     const std::size_t sweep = row_sweep_bytes();
-    // (No tiles means none at all: the plans of tiles are built so.)
+    // Tiles turned off (row_tile_scope(0)) turn this off too; the plans of tiles, and the plan
+    // built below, are built so, which keeps this from running again inside them.
     if (sweep == 0 || row_tile_bytes() == 0 || p.bound_graph || p.tiling)
         return nullptr;
     bool reduces = false;
@@ -240,7 +241,7 @@ XTRACE_DECL std::shared_ptr<const plan> plan_whole_sweep(const graph::graph& g, 
             if (static_cast<std::int64_t>(r->size) > whole_sweep_elements)
                 return nullptr;
             reduces = reduces || !r->tails.empty();
-        } else if (const auto* n = std::get_if<node_step>(&s)) {
+        } else if (const auto* n = std::get_if<node_step>(&s)) { // a reduction: its input's size
             if (num_elements(p.shapes[g[n->node].inputs.empty() ? n->node : g[n->node].inputs[0]]) >
                 whole_sweep_elements)
                 return nullptr;
