@@ -14,6 +14,7 @@
 
 #include <cstddef>
 #include <memory>
+#include <optional>
 #include <span>
 #include <vector>
 
@@ -73,10 +74,10 @@ XTRACE_DECL std::shared_ptr<const row_tiling> plan_row_tiles(const graph::graph&
 inline constexpr std::int64_t whole_sweep_elements = std::int64_t(1) << 15;
 
 /// The plan of a call too small for row tiles, built again to sweep its rows as one tile does
-/// (plan::row_sweep), or null: when its steps do not all work on rows alone, none reduces rows,
-/// or a step has more than whole_sweep_elements elements.
-XTRACE_DECL std::shared_ptr<const plan> plan_whole_sweep(const graph::graph& g, const plan& p,
-                                                         std::span<const shape_t> arg_shapes);
+/// (plan::row_sweep), or nothing: when its steps do not all work on rows alone, none reduces
+/// rows, or a step has more than whole_sweep_elements elements.
+XTRACE_DECL std::optional<plan> plan_whole_sweep(const graph::graph& g, const plan& p,
+                                                 std::span<const shape_t> arg_shapes);
 
 } // namespace xtrace::plan
 

@@ -63,7 +63,7 @@ XTRACE_DECL plan build(const graph::graph& g, std::span<const shape_t> arg_shape
     group_concurrent_steps(g, p);
     p.tiling = plan_row_tiles(g, p, arg_shapes);
     if (auto swept = plan_whole_sweep(g, p, arg_shapes))
-        return *swept;
+        return std::move(*swept);
     return p;
 }
 

@@ -3,6 +3,7 @@
 #include "../registers.hpp"
 
 #include <algorithm>
+#include <optional>
 #include <type_traits>
 #include <variant>
 
@@ -64,10 +65,6 @@ inline std::vector<char> row_indexed_nodes(const graph::graph& g, std::span<cons
     return indexed;
 }
 
-} // namespace detail
-
-namespace detail {
-
 // Per node of `g` (bound to `shapes`), whether its dim 0 is the row dim of a row tiling, or
 // empty when `g` cannot run tile by tile (see row_indexed_args).
 inline std::vector<char> row_indexed(const graph::graph& g, std::span<const shape_t> shapes) {
@@ -120,17 +117,38 @@ inline bool sweeps_rows(const graph::graph& g, const plan& p, const std::vector<
     return !p.steps.empty();
 }
 
+// `g` built for `shapes` as one tile that sweeps its rows (plan::row_sweep), or nothing when
+// sweeps are off or a step of that plan does not work on rows alone (`nodes`: per node, whether
+// its dim 0 is the row dim). It reads per-row values as row splats however short the rows: a
+// value gathered into a register for every block would cost more than the row's work.
+inline std::optional<plan> swept_plan(const graph::graph& g, std::span<const shape_t> shapes,
+                                      const std::vector<char>& nodes) {
+    const std::size_t sweep = row_sweep_bytes();
+    if (sweep == 0)
+        return std::nullopt;
+    const row_tile_scope whole(0);
+    const row_splat_scope any_row(1);
+    plan p = build(g, shapes);
+    if (!sweeps_rows(g, p, nodes))
+        return std::nullopt;
+    p.row_sweep = sweep;
+    return p;
+}
+
+// The answers of `nodes` (per node) for the arguments of `g`, in g.args order.
+inline std::vector<char> of_args(const graph::graph& g, const std::vector<char>& nodes) {
+    std::vector<char> args;
+    if (!nodes.empty())
+        for (graph::node_id a : g.args)
+            args.push_back(nodes[a]);
+    return args;
+}
+
 } // namespace detail
 
 XTRACE_DECL std::vector<char> row_indexed_args(const graph::graph& g,
                                                std::span<const shape_t> shapes) {
-    const std::vector<char> indexed = detail::row_indexed(g, shapes);
-    if (indexed.empty())
-        return {};
-    std::vector<char> args;
-    for (graph::node_id a : g.args)
-        args.push_back(indexed[a]);
-    return args;
+    return detail::of_args(g, detail::row_indexed(g, shapes));
 }
 
 namespace detail {
@@ -170,9 +188,7 @@ XTRACE_DECL std::shared_ptr<const row_tiling> plan_row_tiles(const graph::graph&
     const std::vector<char> nodes = detail::row_indexed(g, p.shapes);
     if (nodes.empty())
         return nullptr;
-    std::vector<char> indexed;
-    for (graph::node_id a : g.args)
-        indexed.push_back(nodes[a]);
+    std::vector<char> indexed = detail::of_args(g, nodes);
     const std::size_t carried = detail::carried_bytes(g, p, indexed);
     if (carried <= budget)
         return nullptr;
@@ -205,20 +221,11 @@ XTRACE_DECL std::shared_ptr<const row_tiling> plan_row_tiles(const graph::graph&
                 s[i][0] = r;
         return s;
     };
-    // A tile that sweeps its rows runs a block per row where a region reads a per-row value,
-    // which it then reads as one (a row splat) however short the rows: a value gathered into a
-    // register for every block would cost more than the row's work.
     auto plan_for = [&](dim_t r) {
-        const row_tile_scope whole(0); // a tile runs as one
         const std::vector<shape_t> s = shapes_for(r);
-        if (const std::size_t sweep = row_sweep_bytes()) {
-            const row_splat_scope any_row(1);
-            plan tile = build(g, s);
-            if (detail::sweeps_rows(g, tile, nodes)) {
-                tile.row_sweep = sweep;
-                return std::make_shared<const plan>(std::move(tile));
-            }
-        }
+        if (auto swept = detail::swept_plan(g, s, nodes))
+            return std::make_shared<const plan>(std::move(*swept));
+        const row_tile_scope whole(0); // a tile runs as one
         return std::make_shared<const plan>(build(g, s));
     };
     tiling->tile = plan_for(tile_rows);
@@ -228,38 +235,31 @@ XTRACE_DECL std::shared_ptr<const row_tiling> plan_row_tiles(const graph::graph&
     return tiling;
 }
 
-XTRACE_DECL std::shared_ptr<const plan> plan_whole_sweep(const graph::graph& g, const plan& p,
-                                                         std::span<const shape_t> arg_shapes) {
-    const std::size_t sweep = row_sweep_bytes();
+XTRACE_DECL std::optional<plan> plan_whole_sweep(const graph::graph& g, const plan& p,
+                                                 std::span<const shape_t> arg_shapes) {
     // Tiles turned off (row_tile_scope(0)) turn this off too; the plans of tiles, and the plan
-    // built below, are built so, which keeps this from running again inside them.
-    if (sweep == 0 || row_tile_bytes() == 0 || p.bound_graph || p.tiling)
-        return nullptr;
+    // built by swept_plan, are built so, which keeps this from running again inside them.
+    if (row_sweep_bytes() == 0 || row_tile_bytes() == 0 || p.bound_graph || p.tiling)
+        return std::nullopt;
     bool reduces = false;
     for (const step& s : p.steps) {
         if (const auto* r = std::get_if<region>(&s)) {
             if (static_cast<std::int64_t>(r->size) > whole_sweep_elements)
-                return nullptr;
+                return std::nullopt;
             reduces = reduces || !r->tails.empty();
         } else if (const auto* n = std::get_if<node_step>(&s)) { // a reduction: its input's size
             if (num_elements(p.shapes[g[n->node].inputs.empty() ? n->node : g[n->node].inputs[0]]) >
                 whole_sweep_elements)
-                return nullptr;
+                return std::nullopt;
             reduces = reduces || info(g[n->node].op).reduction;
         }
     }
     if (!reduces)
-        return nullptr;
+        return std::nullopt;
     const std::vector<char> nodes = detail::row_indexed(g, p.shapes);
     if (nodes.empty())
-        return nullptr;
-    const row_tile_scope whole(0);
-    const row_splat_scope any_row(1);
-    plan swept = build(g, arg_shapes);
-    if (!detail::sweeps_rows(g, swept, nodes))
-        return nullptr;
-    swept.row_sweep = sweep;
-    return std::make_shared<const plan>(std::move(swept));
+        return std::nullopt;
+    return detail::swept_plan(g, arg_shapes, nodes);
 }
 
 } // namespace xtrace::plan
