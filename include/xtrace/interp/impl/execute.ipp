@@ -340,14 +340,16 @@ private:
         return true;
     }
 
-    // Sets up a swept region's piece for calls row by row without the block program, when the
-    // region is one piece (and what it folds into).
+    // Sets up a swept region's piece for calls a group of rows at a time, without the block
+    // program, when the region is one piece (and what it folds into).
     void direct_piece(sweep_step& s, plan::scratch_scope& scratch) const {
         const plan::region& r = *s.st.r;
         if (r.program.size() != 1 || r.program[0].leaves == 0)
             return;
         const plan::instruction& ins = r.program[0];
         if (!(r.tails.empty() || (r.tails.size() == 1 && ins.fold && r.tails[0].folded)))
+            return;
+        if (ins.fold ? !ins.fold_rows : !ins.rows) // a piece built without its rows kernels
             return;
         s.piece = &ins;
         s.leaves = reinterpret_cast<const void**>(
@@ -385,8 +387,7 @@ private:
                 gather(in.base, in.size, in.broadcast_strides, r.shape.data(), r.shape.size(), 0,
                        by_row ? s.inner : n * s.inner, s.ptrs[i]);
         }
-        if (s.piece && by_row &&
-            (s.piece->fold ? s.piece->fold_rows != nullptr : s.piece->rows != nullptr)) {
+        if (s.piece && by_row) {
             // The group's rows in one call, which moves the leaves on from row to row.
             const plan::instruction& ins = *s.piece;
             std::byte*& out = s.ptrs[ins.out];
@@ -399,19 +400,6 @@ private:
             for (std::size_t j = 0; j < ins.leaves; ++j)
                 s.leaves[j] = static_cast<const std::byte*>(s.leaves[j]) + rows * s.leaf_steps[j];
             out += rows * out_step;
-        } else if (s.piece && by_row) {
-            const plan::instruction& ins = *s.piece;
-            std::byte*& out = s.ptrs[ins.out];
-            const std::ptrdiff_t out_step = s.st.row_steps[ins.out];
-            for (std::size_t row = first; row < first + n; ++row) {
-                if (ins.fold)
-                    ins.fold(s.leaves, out, row * s.inner, s.inner, r.tails[0].count, s.folded);
-                else
-                    ins.fn(s.leaves, out, s.inner);
-                for (std::size_t j = 0; j < ins.leaves; ++j)
-                    s.leaves[j] = static_cast<const std::byte*>(s.leaves[j]) + s.leaf_steps[j];
-                out += out_step;
-            }
         } else if (by_row) {
             for (std::size_t row = first; row < first + n; ++row) {
                 run_block(s.st, 0, row * s.inner, s.inner, s.ptrs);
