@@ -10,7 +10,11 @@
 #include <xtrace/ext/xtensor_extras.hpp>
 #include <xtrace/plan/row_tiles.hpp>
 
+#include <memory>
 #include <string>
+#include <tuple>
+#include <type_traits>
+#include <vector>
 
 using namespace xtrace::testing;
 
@@ -276,4 +280,65 @@ TEST_CASE("a call too small for row tiles sweeps its rows as one tile, below wha
             on_threads(threads,
                        [&] { return traced_under<sweep_scope>(on, centred, quiet(), plan, x, y); }),
             whole));
+}
+
+namespace {
+
+// `lambda` on `args` through its traced graph with every fused piece's kernels over several rows
+// removed (static fusion always makes them; a graph built otherwise may lack them), planned
+// with the default settings; `plan` gets the plan's text.
+template <class L, class... A>
+auto without_rows_kernels(const L& lambda, std::string& plan, const A&... args) {
+    using T = typename std::common_type_t<typename A::value_type...>;
+    auto f = xtrace::function(lambda, quiet());
+    const auto& trace =
+        f.get_concrete_function(xtrace::spec<typename A::value_type>(std::vector<std::int64_t>(
+                                    args.shape().begin(), args.shape().end()))...)
+            .trace();
+    xtrace::graph::graph g = trace.planned_graph();
+    std::size_t stripped = 0;
+    for (xtrace::graph::node& n : g.nodes)
+        if (n.piece) {
+            xtrace::graph::fused_piece piece = *n.piece;
+            piece.rows = nullptr;
+            piece.fold_rows = nullptr;
+            n.piece = std::make_shared<const xtrace::graph::fused_piece>(std::move(piece));
+            ++stripped;
+        }
+    CHECK(stripped > 0);
+    const std::vector<xtrace::shape_t> shapes{
+        xtrace::shape_t(args.shape().begin(), args.shape().end())...};
+    const xtrace::plan::plan p = xtrace::plan::build(g, shapes);
+    plan = xtrace::plan::to_text(p, g);
+    const auto& first = std::get<0>(std::tie(args...));
+    xt::xarray<T> out = xt::zeros<T>(first.shape());
+    std::vector<xtrace::interp::strided_input> inputs;
+    auto input = [&](const auto& a) {
+        xtrace::interp::strided_input in{a.data(), {}};
+        for (std::size_t d = 0; d < a.dimension(); ++d)
+            in.strides[d] = static_cast<std::int64_t>(a.strides()[d]);
+        inputs.push_back(in);
+    };
+    (input(args), ...);
+    void* const outputs[] = {out.data()};
+    xtrace::interp::execute(g, p, inputs, outputs);
+    return out;
+}
+
+} // namespace
+
+TEST_CASE("a swept piece without kernels over rows runs a block per row") {
+    for (auto [rows, cols] : {std::pair{5, 3}, {31, 40}}) {
+        INFO(rows << " x " << cols);
+        const row_inputs in(static_cast<std::size_t>(rows), static_cast<std::size_t>(cols));
+        std::string plan;
+        const xt::xarray<float> ln = without_rows_kernels(layer_norm, plan, in.x, in.g, in.b);
+        INFO(plan);
+        CHECK(plan.find(sweeping) != std::string::npos);
+        CHECK(
+            close(ln, xt::xarray<float>(xtrace::function(layer_norm)(in.x, in.g, in.b)), 16, 1e-5));
+        const xt::xarray<double> ex = without_rows_kernels(exact_rows, plan, in.xd, in.bd);
+        CHECK(plan.find(sweeping) != std::string::npos);
+        CHECK(same_bits(ex, xt::xarray<double>(xtrace::function(exact_rows)(in.xd, in.bd))));
+    }
 }
