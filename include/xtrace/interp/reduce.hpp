@@ -63,6 +63,27 @@ struct reducer {
     }
 };
 
+// A maximum or minimum R without its NaN test, for values known to hold no NaN: `a > b ? a : b`
+// (`a < b ? a : b` for min), which R gives then too. On x86 that is one max or min instruction,
+// where R takes a compare for NaN and a select more.
+template <class R>
+struct nan_free : R {
+    template <class V>
+    static V combine(const V& a, const V& b) {
+        static_assert(R::k == op_kind::max || R::k == op_kind::min);
+        constexpr bool max = R::k == op_kind::max;
+        if constexpr (std::is_arithmetic_v<V>)
+            return (max ? a > b : a < b) ? a : b;
+#if XSIMD_WITH_SSE2
+        else // maxps/minps: the first operand when it is greater (less), else the second
+            return max ? xsimd::max(a, b) : xsimd::min(a, b);
+#else
+        else
+            return xsimd::select(max ? a > b : a < b, a, b);
+#endif
+    }
+};
+
 // U batches side by side, read from p on.
 template <class B, std::size_t U, class T>
 XTRACE_INLINE std::array<B, U> load_batches(const T* p) {
@@ -153,6 +174,7 @@ XTRACE_INLINE T reduce_elements(std::size_t n, const Four& four, const Batch& ba
         constexpr std::size_t w = B::size;
         if (n >= 4 * w) {
             B a[4] = {B(R::identity()), B(R::identity()), B(R::identity()), B(R::identity())};
+            bool nan = true; // whether a may hold NaN
             auto exact = [&](const auto& load) {
                 for (; i + 4 * w <= n; i += 4 * w) {
                     // Four batches computed side by side (when a piece computes them, each is a
@@ -173,7 +195,8 @@ XTRACE_INLINE T reduce_elements(std::size_t n, const Four& four, const Batch& ba
                         probe[u] += v[u];
                     }
                 }
-                if (xsimd::any(xsimd::isnan((probe[0] + probe[1]) + (probe[2] + probe[3])))) {
+                nan = xsimd::any(xsimd::isnan((probe[0] + probe[1]) + (probe[2] + probe[3])));
+                if (nan) {
                     const std::size_t end = i;
                     i = 0;
                     for (B& x : a)
@@ -186,8 +209,15 @@ XTRACE_INLINE T reduce_elements(std::size_t n, const Four& four, const Batch& ba
             }
             // The lanes pairwise, halves first: log2(w) steps of independent ops rather than a
             // chain of w, which a row of a few batches would wait on.
-            acc = R::combine(
-                acc, fold_lanes<R, T>(R::combine(R::combine(a[0], a[1]), R::combine(a[2], a[3]))));
+            auto fold = [&]<class F>(std::type_identity<F>) {
+                return fold_lanes<F, T>(F::combine(F::combine(a[0], a[1]), F::combine(a[2], a[3])));
+            };
+            if constexpr (std::is_floating_point_v<T> &&
+                          (R::k == op_kind::max || R::k == op_kind::min))
+                acc = R::combine(acc, nan ? fold(std::type_identity<R>{})
+                                          : fold(std::type_identity<nan_free<R>>{}));
+            else
+                acc = R::combine(acc, fold(std::type_identity<R>{}));
         }
     }
     if constexpr (R::simd) { // whole batches left, their elements folded one by one
