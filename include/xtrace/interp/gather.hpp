@@ -29,7 +29,9 @@ void gather_typed(const std::byte* data, const std::int64_t* strides, const dim_
                   std::size_t rank, std::size_t start, std::size_t n, std::byte* out_bytes) {
     const E* src = reinterpret_cast<const E*>(data);
     E* out = reinterpret_cast<E*>(out_bytes);
-    if (rank == 0) {
+    // One value (a scalar, or broadcast along every dim, as a constant is): a fill, where the
+    // walk below would take a run per element of a shape whose innermost dim is 1.
+    if (std::all_of(strides, strides + rank, [](std::int64_t s) { return s == 0; })) {
         std::fill_n(out, n, src[0]);
         return;
     }
