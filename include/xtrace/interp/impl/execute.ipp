@@ -401,8 +401,19 @@ private:
                 s.leaves[j] = static_cast<const std::byte*>(s.leaves[j]) + rows * s.leaf_steps[j];
             out += rows * out_step;
         } else if (by_row) {
+            // One op (as softmax's last division by each row's sum): its kernel called straight,
+            // without the block program's setup for each row.
+            const plan::instruction* one =
+                r.program.size() == 1 && !r.program[0].leaves && r.tails.empty() ? &r.program[0]
+                                                                                 : nullptr;
             for (std::size_t row = first; row < first + n; ++row) {
-                run_block(s.st, 0, row * s.inner, s.inner, s.ptrs);
+                if (one) {
+                    const void* in[3] = {s.ptrs[one->in[0]], s.ptrs[one->in[1]],
+                                         s.ptrs[one->in[2]]};
+                    one->fn(in, s.ptrs[one->out], s.inner);
+                } else {
+                    run_block(s.st, 0, row * s.inner, s.inner, s.ptrs);
+                }
                 for (std::size_t i = 0; i < moving; ++i)
                     s.ptrs[i] += s.st.row_steps[i];
             }
