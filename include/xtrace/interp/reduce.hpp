@@ -279,10 +279,8 @@ void reduce_kernel(const std::byte* in_bytes, const std::int64_t* strides,
     }
     std::int64_t kidx[XTRACE_MAX_RANK] = {};
     std::int64_t ridx[XTRACE_MAX_RANK];
+    std::int64_t base = 0; // of result o: sum of kidx[k] * kept_s[k], kept as kidx moves on
     for (std::size_t o = 0; o < out_size; ++o) {
-        std::int64_t base = 0;
-        for (std::size_t k = 0; k < kept; ++k)
-            base += kidx[k] * kept_s[k];
         T acc;
         if (contiguous) {
             acc = detail::reduce_run<R>(in + base, count);
@@ -304,8 +302,10 @@ void reduce_kernel(const std::byte* in_bytes, const std::int64_t* strides,
         }
         out[o] = R::finish(acc, count);
         for (std::size_t k = kept; k-- > 0;) {
+            base += kept_s[k];
             if (++kidx[k] < kept_n[k])
                 break;
+            base -= kidx[k] * kept_s[k];
             kidx[k] = 0;
         }
     }

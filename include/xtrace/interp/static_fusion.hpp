@@ -473,6 +473,9 @@ XTRACE_NOINLINE void fold_rows_kernel(const void* const* leaves, const std::ptrd
     using B = simd::batch<T>;
     using V = detail::eval<E, 0>;
     T* results = reinterpret_cast<T*>(acc);
+    // Each row one result (a row sweep's rows, reduced whole): no division per row to find it.
+    const bool whole = inner != 0 && n == inner && start % inner == 0;
+    const std::size_t row0 = whole ? start / inner : 0;
     // Row r: elements start + r * n on, stored at out + r * out_step.
     auto fold = [&](const auto& t, std::size_t r, auto stores) {
         T* o = out ? reinterpret_cast<T*>(static_cast<std::byte*>(out) +
@@ -480,8 +483,8 @@ XTRACE_NOINLINE void fold_rows_kernel(const void* const* leaves, const std::ptrd
                    : nullptr;
         const std::size_t first = start + r * n;
         for (std::size_t i = 0; i < n;) {
-            const std::size_t row = (first + i) / inner;
-            const std::size_t end = std::min(n, (row + 1) * inner - first);
+            const std::size_t row = whole ? row0 + r : (first + i) / inner;
+            const std::size_t end = whole ? n : std::min(n, (row + 1) * inner - first);
             const T run = interp::detail::reduce_elements<R, T>(
                 end - i,
                 [&](std::size_t j) {
