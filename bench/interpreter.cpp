@@ -2,7 +2,11 @@
 // compiled kernel (42 and 105 ops), a row sum of a 42-op expression, layer norm and softmax, each
 // against a hand-written xsimd loop (the anchor) measured in the same run. xtrace runs them as
 // traced (compiled pieces of at most 32 ops, run by the block interpreter) and op by op
-// (`static_fusion = false`: one interpreter kernel per op).
+// (`static_fusion = false`: one interpreter kernel per op). Two more anchors tell what the
+// plans' structure costs by itself: the hand loop over tiles of 31 rows (`hand_xsimd_tiled`,
+// layer norm on 1024 x 1024) and over groups of as many rows as a row sweep takes
+// (`hand_xsimd_swept`, layer norm and softmax on 4096 x 256), each pass over a group before the
+// next.
 
 #include "ratio_reporter.hpp"
 
@@ -169,14 +173,17 @@ void hand_layer_norm(const float* x, const float* gamma, const float* beta, floa
     }
 }
 
-// Layer norm in tiles of 31 rows, each pass over the whole tile before the next (row means, row
-// scales, the result), as xtrace's plan ran it step by step before row sweeps. Against the
-// row-by-row loop it tells what that structure costs, apart from how the steps run.
-void hand_layer_norm_tiled(const float* x, const float* gamma, const float* beta, float* out) {
-    constexpr std::size_t tile = 31, rows = 1024, cols = 1024;
-    float mean[tile], scale[tile];
-    for (std::size_t r0 = 0; r0 < rows; r0 += tile) {
-        const std::size_t n = std::min(tile, rows - r0);
+// Layer norm a group of rows at a time, each pass over the whole group before the next (row
+// means, row scales, the result): the structure of xtrace's plans, written by hand. Groups of 31
+// 1024-float rows are the tiles its plans ran step by step before row sweeps; groups of as many
+// rows as fill default_row_sweep_bytes are its row sweeps. Against the row-by-row loop it tells
+// what that structure costs, apart from how the steps run.
+void hand_layer_norm_grouped(const float* x, const float* gamma, const float* beta, float* out,
+                             rows_by_cols d, std::size_t group) {
+    const auto [rows, cols] = d;
+    std::vector<float> mean(group), scale(group);
+    for (std::size_t r0 = 0; r0 < rows; r0 += group) {
+        const std::size_t n = std::min(group, rows - r0);
         for (std::size_t r = 0; r < n; ++r) {
             B s(0.f);
             for (std::size_t i = 0; i < cols; i += B::size)
@@ -187,8 +194,8 @@ void hand_layer_norm_tiled(const float* x, const float* gamma, const float* beta
             const B m(mean[r]);
             B v(0.f);
             for (std::size_t i = 0; i < cols; i += B::size) {
-                const B d = B::load_unaligned(x + (r0 + r) * cols + i) - m;
-                v += d * d;
+                const B dv = B::load_unaligned(x + (r0 + r) * cols + i) - m;
+                v += dv * dv;
             }
             scale[r] = 1.f / std::sqrt(xsimd::hadd(v) / cols + eps);
         }
@@ -199,6 +206,40 @@ void hand_layer_norm_tiled(const float* x, const float* gamma, const float* beta
                      B::load_unaligned(gamma + i) +
                  B::load_unaligned(beta + i))
                     .store_unaligned(out + (r0 + r) * cols + i);
+        }
+    }
+}
+
+// Softmax the same way: row maxima, then exponentials and their sums, then the quotients.
+void hand_softmax_grouped(const float* x, float* out, rows_by_cols d, std::size_t group) {
+    const auto [rows, cols] = d;
+    std::vector<float> top(group), total(group);
+    for (std::size_t r0 = 0; r0 < rows; r0 += group) {
+        const std::size_t n = std::min(group, rows - r0);
+        for (std::size_t r = 0; r < n; ++r) {
+            const float* row = x + (r0 + r) * cols;
+            B m = B::load_unaligned(row);
+            for (std::size_t i = B::size; i < cols; i += B::size)
+                m = xsimd::max(m, B::load_unaligned(row + i));
+            alignas(64) float lanes[B::size];
+            m.store_aligned(lanes);
+            top[r] = *std::max_element(lanes, lanes + B::size);
+        }
+        for (std::size_t r = 0; r < n; ++r) {
+            const B t(top[r]);
+            B s(0.f);
+            for (std::size_t i = 0; i < cols; i += B::size) {
+                const B e = xsimd::exp(B::load_unaligned(x + (r0 + r) * cols + i) - t);
+                e.store_unaligned(out + (r0 + r) * cols + i);
+                s += e;
+            }
+            total[r] = xsimd::hadd(s);
+        }
+        for (std::size_t r = 0; r < n; ++r) {
+            const B t(total[r]);
+            float* o = out + (r0 + r) * cols;
+            for (std::size_t i = 0; i < cols; i += B::size)
+                (B::load_unaligned(o + i) / t).store_unaligned(o + i);
         }
     }
 }
@@ -278,10 +319,22 @@ void hand_xsimd(benchmark::State& state) {
     }
 }
 
-void hand_tiled(benchmark::State& state) {
-    inputs& in = inputs::of(layer_norm);
+// The workload's hand loop a group of `Group` rows at a time (0: as many as a row sweep takes).
+template <std::size_t Group>
+void hand_grouped(benchmark::State& state) {
+    const auto w = static_cast<workload>(state.range(0));
+    inputs& in = inputs::of(w);
+    const rows_by_cols d = dims_of(w);
+    const std::size_t group = Group
+                                  ? Group
+                                  : std::max<std::size_t>(1, xtrace::plan::default_row_sweep_bytes /
+                                                                 (d.cols * sizeof(float)));
     for (auto _ : state) {
-        hand_layer_norm_tiled(in.x.data(), in.gamma.data(), in.beta.data(), in.out.data());
+        if (w == softmax || w == softmax_short)
+            hand_softmax_grouped(in.x.data(), in.out.data(), d, group);
+        else
+            hand_layer_norm_grouped(in.x.data(), in.gamma.data(), in.beta.data(), in.out.data(), d,
+                                    group);
         benchmark::DoNotOptimize(in.out.data());
         benchmark::ClobberMemory();
     }
@@ -335,10 +388,12 @@ int main(int argc, char** argv) {
     register_workload<ops105>();
     register_workload<row_sum>();
     register_workload<layer_norm>();
-    benchmark::RegisterBenchmark("hand_xsimd_tiled", hand_tiled)->Arg(layer_norm);
+    benchmark::RegisterBenchmark("hand_xsimd_tiled", hand_grouped<31>)->Arg(layer_norm);
     register_workload<softmax>();
     register_workload<layer_norm_short>();
+    benchmark::RegisterBenchmark("hand_xsimd_swept", hand_grouped<0>)->Arg(layer_norm_short);
     register_workload<softmax_short>();
+    benchmark::RegisterBenchmark("hand_xsimd_swept", hand_grouped<0>)->Arg(softmax_short);
     register_workload<layer_norm_small>();
     register_workload<softmax_small>();
     for (std::int64_t w = 0; w < count; ++w)
