@@ -289,7 +289,7 @@ namespace {
 // with the default settings; `plan` gets the plan's text.
 template <class L, class... A>
 auto without_rows_kernels(const L& lambda, std::string& plan, const A&... args) {
-    using T = typename std::common_type_t<typename A::value_type...>;
+    using T = std::common_type_t<typename A::value_type...>;
     auto f = xtrace::function(lambda, quiet());
     const auto& trace =
         f.get_concrete_function(xtrace::spec<typename A::value_type>(std::vector<std::int64_t>(
