@@ -83,6 +83,9 @@ XTRACE_DECL std::optional<plan> plan_whole_sweep(const graph::graph& g, const pl
 
 #if XTRACE_DEFINE_RUNTIME
 #include "impl/row_tiles.ipp"
+// The runtime section calls plan::build, defined with build.hpp, which includes this header
+// first: brought in last, so that either header alone gives a whole runtime.
+#include "build.hpp"
 #endif
 
 #endif
