@@ -68,6 +68,11 @@ struct reduce_kernels {
     void (*finish)(std::byte* acc, std::size_t n, std::size_t count) = nullptr;
     /// Folds n partial results (of one chunk of the input) into `acc`, element by element.
     void (*combine)(std::byte* acc, const std::byte* part, std::size_t n) = nullptr;
+    /// Reduces `rows` contiguous runs of `count` elements, the first at `in` and each next one
+    /// `step` bytes on, into `rows` results at `out`: what `whole` gives when every dim but the
+    /// outermost is reduced and they are row-major, without working out that it is so.
+    void (*rows)(const std::byte* in, std::ptrdiff_t step, std::size_t count, std::size_t rows,
+                 std::byte* out) = nullptr;
 };
 
 /// C = A B for one m x k by k x n pair: element strides of A's and B's rows and columns; C is

@@ -374,6 +374,16 @@ void combine_results(std::byte* acc, const std::byte* part, std::size_t n) {
         a[i] = reducer<Op, T>::combine(a[i], p[i]);
 }
 
+// Each run reduces as reduce_kernel reduces a contiguous one, so the results are the same.
+template <class Op, class T>
+void reduce_rows(const std::byte* in, std::ptrdiff_t step, std::size_t count, std::size_t rows,
+                 std::byte* out) {
+    using R = reducer<Op, T>;
+    T* o = reinterpret_cast<T*>(out);
+    for (std::size_t r = 0; r < rows; ++r, in += step)
+        o[r] = R::finish(reduce_run<R>(reinterpret_cast<const T*>(in), count), count);
+}
+
 } // namespace detail
 
 /// Every kernel of reduction Op on T.
@@ -381,7 +391,8 @@ template <class Op, class T>
 inline constexpr graph::reduce_kernels reduce_kernels_of{
     &reduce_kernel<Op, T>,           &detail::init_results<Op, T>,
     &detail::accumulate_rows<Op, T>, &detail::accumulate_columns<Op, T>,
-    &detail::finish_results<Op, T>,  &detail::combine_results<Op, T>};
+    &detail::finish_results<Op, T>,  &detail::combine_results<Op, T>,
+    &detail::reduce_rows<Op, T>};
 
 } // namespace xtrace::interp
 

@@ -240,6 +240,8 @@ private:
         std::byte** ptrs = nullptr;
         std::size_t inner = 0; // the region's elements per row
         bool by_row = false;   // a block per row (a row splat, or a bias row read in place)
+        bool fills = false;    // some input is one value for the tile, filled for each group
+        const plan::instruction* one = nullptr; // the region's one op, when it is only that
         // A region of one fused piece, with no tail reduction but the one it folds into: its
         // rows call the piece's kernel straight from `leaves` (and the mask of those that are
         // one value), which move on by `leaf_steps` from row to row.
@@ -255,6 +257,7 @@ private:
         const std::int64_t* strides = nullptr; // the same
         std::size_t rank = 0;
         std::uint64_t mask = 0; // its reduced dims
+        std::size_t count = 0;  // elements per result when each row is one run reduced whole
     };
 
     // A tile whose steps all work on rows alone (plan::plan::row_sweep) runs a few rows at a
@@ -282,16 +285,19 @@ private:
                         return false;
                 s.by_row = r->row_cut;
                 for (std::size_t i = 0; i < r->inputs.size(); ++i) {
-                    s.by_row = s.by_row || s.st.inputs[i].mode == access::gather;
-                    widest = std::max(widest, s.inner * s.st.inputs[i].size);
+                    const input_state& in = s.st.inputs[i];
+                    s.by_row = s.by_row || in.mode == access::gather;
+                    s.fills = s.fills || (in.mode == access::fixed && !in.splat);
+                    widest = std::max(widest, s.inner * in.size);
                 }
                 for (std::size_t j = 0; j < r->nodes.size(); ++j)
                     if (s.st.outs[j])
                         widest = std::max(widest, s.inner * s.st.out_sizes[j]);
                 s.ptrs = chunk_pointers(s.st, 0, false); // one values: filled as the rows run
                 seek_row(s.st, s.ptrs, 0);
-                if (s.by_row)
-                    direct_piece(s, scratch);
+                direct_piece(s, scratch);
+                if (r->program.size() == 1 && !r->program[0].leaves && r->tails.empty())
+                    s.one = &r->program[0];
                 step_rows = static_cast<std::size_t>(r->shape[0]);
             } else {
                 const graph::node_id id = std::get<plan::node_step>(p_.steps[k]).node;
@@ -318,6 +324,7 @@ private:
                 s.rank = in.size();
                 for (auto a : n.axes)
                     s.mask |= std::uint64_t(1) << a;
+                s.count = whole_rows(in, strides, s.mask, p_.shapes[id]);
                 step_rows = static_cast<std::size_t>(in[0]);
                 widest = std::max<std::size_t>(
                     widest,
@@ -340,8 +347,26 @@ private:
         return true;
     }
 
+    // Elements per row when a swept reduction of `in` (its strides, in elements) reduces each row
+    // whole, as one run (every dim but the outermost, row-major), to one result; else 0.
+    static std::size_t whole_rows(const shape_t& in, const std::int64_t* strides,
+                                  std::uint64_t mask, const shape_t& out) {
+        const std::size_t rank = in.size();
+        if (rank < 2 || mask != ((std::uint64_t(1) << rank) - 2) || num_elements(out) != in[0])
+            return 0;
+        std::int64_t expect = 1;
+        for (std::size_t d = rank; d-- > 1;) {
+            if (in[d] != 1 && strides[d] != expect)
+                return 0;
+            expect *= in[d];
+        }
+        return expect > 0 ? static_cast<std::size_t>(expect) : 0;
+    }
+
     // Sets up a swept region's piece for calls a group of rows at a time, without the block
-    // program, when the region is one piece (and what it folds into).
+    // program, when the region is one piece (and what it folds into). Called for each group,
+    // the block program costs more than a group's rows of a small step (a row's variance,
+    // rsqrt(v + eps)).
     void direct_piece(sweep_step& s, plan::scratch_scope& scratch) const {
         const plan::region& r = *s.st.r;
         if (r.program.size() != 1 || r.program[0].leaves == 0)
@@ -371,43 +396,56 @@ private:
         const auto rows = static_cast<std::ptrdiff_t>(n);
         if (!s.st.r) {
             s.shape[0] = static_cast<std::int64_t>(n);
-            s.reduction->reduce->whole(s.in, s.strides, s.shape, s.rank, s.mask, s.out);
+            if (s.count)
+                s.reduction->reduce->rows(s.in, s.in_step, s.count, n, s.out);
+            else
+                s.reduction->reduce->whole(s.in, s.strides, s.shape, s.rank, s.mask, s.out);
             s.in += rows * s.in_step;
             s.out += rows * s.out_step;
             return;
         }
         const plan::region& r = *s.st.r;
-        const std::size_t moving = r.inputs.size() + r.nodes.size();
         const bool by_row = s.by_row || n * s.inner > r.block;
-        // An input that is one value for the whole tile may be a step's result (a tile of one
-        // row), so it is filled once its step has run: for each group, as much as a block takes.
-        for (std::size_t i = 0; i < r.inputs.size(); ++i) {
-            const input_state& in = s.st.inputs[i];
-            if (in.mode == access::fixed && !in.splat)
-                gather(in.base, in.size, in.broadcast_strides, r.shape.data(), r.shape.size(), 0,
-                       by_row ? s.inner : n * s.inner, s.ptrs[i]);
-        }
-        if (s.piece && by_row) {
-            // The group's rows in one call, which moves the leaves on from row to row.
+        if (s.fills)
+            fill_fixed(s.st, by_row ? s.inner : n * s.inner, s.ptrs);
+        if (s.piece) {
+            // The group's rows in one call, which moves the leaves on from row to row; or, when
+            // nothing is read a row at a time, as one stretch, since every leaf's rows and the
+            // result's follow each other (a value for the tile is filled for all of them).
             const plan::instruction& ins = *s.piece;
             std::byte*& out = s.ptrs[ins.out];
             const std::ptrdiff_t out_step = s.st.row_steps[ins.out];
+            const std::size_t length = by_row ? s.inner : n * s.inner, calls = by_row ? n : 1;
             if (ins.fold)
-                ins.fold_rows(s.leaves, s.leaf_steps, out, out_step, first * s.inner, s.inner,
-                              r.tails[0].count, s.folded, n);
+                ins.fold_rows(s.leaves, s.leaf_steps, out, out_step, first * s.inner, length,
+                              r.tails[0].count, s.folded, calls);
             else
-                ins.rows(s.leaves, s.leaf_steps, out, out_step, s.inner, n);
+                ins.rows(s.leaves, s.leaf_steps, out, out_step, length, calls);
             for (std::size_t j = 0; j < ins.leaves; ++j)
                 s.leaves[j] = static_cast<const std::byte*>(s.leaves[j]) + rows * s.leaf_steps[j];
             out += rows * out_step;
-        } else if (by_row) {
-            // One op (as softmax's last division by each row's sum): its kernel called straight,
-            // without the block program's setup for each row.
-            const plan::instruction* one =
-                r.program.size() == 1 && !r.program[0].leaves && r.tails.empty() ? &r.program[0]
-                                                                                 : nullptr;
+        } else {
+            sweep_blocks(s, first, n, by_row);
+        }
+        for (const plan::tail_reduction& t : r.tails) {
+            const std::size_t per_row = s.inner / t.count;
+            g_[t.node].reduce->finish(home_data(t.node) +
+                                          first * per_row * dtype_size(g_[t.node].type),
+                                      n * per_row, t.count);
+        }
+    }
+
+    // A swept region's group of rows through its block program (or its one op, row by row): not
+    // inlined into sweep, whose usual path, a piece, then saves fewer registers per call.
+    XTRACE_NOINLINE void sweep_blocks(sweep_step& s, std::size_t first, std::size_t n,
+                                      bool by_row) const {
+        const plan::region& r = *s.st.r;
+        const std::size_t moving = r.inputs.size() + r.nodes.size();
+        if (by_row) {
+            // One op (as softmax's last division by each row's sum): its kernel called
+            // straight, without the block program's setup for each row.
             for (std::size_t row = first; row < first + n; ++row) {
-                if (one) {
+                if (const plan::instruction* one = s.one) {
                     const void* in[3] = {s.ptrs[one->in[0]], s.ptrs[one->in[1]],
                                          s.ptrs[one->in[2]]};
                     one->fn(in, s.ptrs[one->out], s.inner);
@@ -420,13 +458,20 @@ private:
         } else {
             run_block(s.st, 0, first * s.inner, n * s.inner, s.ptrs);
             for (std::size_t i = 0; i < moving; ++i)
-                s.ptrs[i] += rows * s.st.row_steps[i];
+                s.ptrs[i] += static_cast<std::ptrdiff_t>(n) * s.st.row_steps[i];
         }
-        for (const plan::tail_reduction& t : r.tails) {
-            const std::size_t per_row = s.inner / t.count;
-            g_[t.node].reduce->finish(home_data(t.node) +
-                                          first * per_row * dtype_size(g_[t.node].type),
-                                      n * per_row, t.count);
+    }
+
+    // Fills the registers of a swept region's inputs that are one value for the whole tile with
+    // `count` copies. Such an input may be a step's result (a tile of one row), so it is filled
+    // once its step has run: for each group, as much as a block takes.
+    void fill_fixed(const region_state& st, std::size_t count, std::byte* const* ptrs) const {
+        const plan::region& r = *st.r;
+        for (std::size_t i = 0; i < r.inputs.size(); ++i) {
+            const input_state& in = st.inputs[i];
+            if (in.mode == access::fixed && !in.splat)
+                gather(in.base, in.size, in.broadcast_strides, r.shape.data(), r.shape.size(), 0,
+                       count, ptrs[i]);
         }
     }
 
