@@ -342,3 +342,40 @@ TEST_CASE("a swept piece without kernels over rows runs a block per row") {
         CHECK(same_bits(ex, xt::xarray<double>(xtrace::function(exact_rows)(in.xd, in.bd))));
     }
 }
+
+TEST_CASE("a tile that sweeps its rows is as long as its temps allow, in 16 tiles at least") {
+    // Rows of 256 floats: x is 1 KiB a row, which the budget counts for tiles run step by step
+    // (126 rows); a sweep keeps each group's rows in L1 itself, so only its temps count.
+    const std::size_t rows = 4096, cols = 256;
+    const row_inputs in(rows, cols);
+    const auto& [x, g, b, xd, bd] = in;
+    std::string ln_stepped, sm_stepped;
+    const xt::xarray<float> ln =
+        traced_under<xtrace::plan::row_sweep_scope>(0, layer_norm, quiet(), ln_stepped, x, g, b);
+    const xt::xarray<float> sm =
+        traced_under<xtrace::plan::row_sweep_scope>(0, softmax, quiet(), sm_stepped, x);
+    CHECK(ln_stepped.find("runs in tiles of 126 rows (of 4096)") != std::string::npos);
+    CHECK(sm_stepped.find("runs in tiles of 63 rows (of 4096)") != std::string::npos);
+    // Layer norm's temps are 3 values a row: as long as 16 tiles allow.
+    auto f = xtrace::function(layer_norm, quiet());
+    auto s = xtrace::function(softmax, quiet());
+    const std::string ln_plan =
+        f.get_concrete_function(xtrace::spec<float>({4096, 256}), xtrace::spec<float>({256}),
+                                xtrace::spec<float>({256}))
+            .plan_text();
+    INFO(ln_plan);
+    CHECK(ln_plan.find("runs in tiles of 256 rows (of 4096)") != std::string::npos);
+    CHECK(ln_plan.find(sweeping) != std::string::npos);
+    // Softmax keeps each row's exponentials, 1 KiB a row: twice the rows of a tile run step by
+    // step, which also keeps x.
+    const std::string sm_plan =
+        s.get_concrete_function(xtrace::spec<float>({4096, 256})).plan_text();
+    INFO(sm_plan);
+    CHECK(sm_plan.find("runs in tiles of 126 rows (of 4096)") != std::string::npos);
+    // Rows a whole number of batches long: the sweep gives the bits of the steps run one by one.
+    for (int threads : {1, 2, 8}) {
+        INFO(threads << " threads");
+        CHECK(same_bits(on_threads(threads, [&] { return xt::xarray<float>(f(x, g, b)); }), ln));
+        CHECK(same_bits(on_threads(threads, [&] { return xt::xarray<float>(s(x)); }), sm));
+    }
+}

@@ -174,7 +174,6 @@ XTRACE_INLINE T reduce_elements(std::size_t n, const Four& four, const Batch& ba
         constexpr std::size_t w = B::size;
         if (n >= 4 * w) {
             B a[4] = {B(R::identity()), B(R::identity()), B(R::identity()), B(R::identity())};
-            bool nan = true; // whether a may hold NaN
             auto exact = [&](const auto& load) {
                 for (; i + 4 * w <= n; i += 4 * w) {
                     // Four batches computed side by side (when a piece computes them, each is a
@@ -183,6 +182,11 @@ XTRACE_INLINE T reduce_elements(std::size_t n, const Four& four, const Batch& ba
                     for (std::size_t u = 0; u < 4; ++u)
                         a[u] = R::combine(a[u], v[u]);
                 }
+            };
+            // The lanes pairwise, halves first: log2(w) steps of independent ops rather than a
+            // chain of w, which a row of a few batches would wait on.
+            auto fold = [&]<class F>(std::type_identity<F>) {
+                return fold_lanes<F, T>(F::combine(F::combine(a[0], a[1]), F::combine(a[2], a[3])));
             };
             if constexpr (std::is_floating_point_v<T> &&
                           (R::k == op_kind::max || R::k == op_kind::min)) {
@@ -195,29 +199,21 @@ XTRACE_INLINE T reduce_elements(std::size_t n, const Four& four, const Batch& ba
                         probe[u] += v[u];
                     }
                 }
-                nan = xsimd::any(xsimd::isnan((probe[0] + probe[1]) + (probe[2] + probe[3])));
-                if (nan) {
+                if (xsimd::any(xsimd::isnan((probe[0] + probe[1]) + (probe[2] + probe[3])))) {
                     const std::size_t end = i;
                     i = 0;
                     for (B& x : a)
                         x = B(R::identity());
                     exact(again);
                     i = end;
+                    acc = R::combine(acc, fold(std::type_identity<R>{}));
+                } else { // no NaN in a: the lanes fold without the test
+                    acc = R::combine(acc, fold(std::type_identity<nan_free<R>>{}));
                 }
             } else {
                 exact(four);
-            }
-            // The lanes pairwise, halves first: log2(w) steps of independent ops rather than a
-            // chain of w, which a row of a few batches would wait on.
-            auto fold = [&]<class F>(std::type_identity<F>) {
-                return fold_lanes<F, T>(F::combine(F::combine(a[0], a[1]), F::combine(a[2], a[3])));
-            };
-            if constexpr (std::is_floating_point_v<T> &&
-                          (R::k == op_kind::max || R::k == op_kind::min))
-                acc = R::combine(acc, nan ? fold(std::type_identity<R>{})
-                                          : fold(std::type_identity<nan_free<R>>{}));
-            else
                 acc = R::combine(acc, fold(std::type_identity<R>{}));
+            }
         }
     }
     if constexpr (R::simd) { // whole batches left, their elements folded one by one

@@ -46,6 +46,10 @@ inline std::size_t& row_sweep_bytes() noexcept {
 /// Sets the calling thread's sweep budget for the scope's lifetime.
 using row_sweep_scope = setting_scope<&row_sweep_bytes>;
 
+/// Fewest tiles a call whose tiles sweep their rows is split into when its temporaries would
+/// allow longer ones: enough to share between threads evenly.
+inline constexpr std::int64_t swept_row_tiles = 16;
+
 /// How plan `p` runs tile by tile: `tile` runs rows [r, r + rows) for each r, `rest` the last
 /// rows when they are fewer (else null). Indexed arguments and every output are read and
 /// written at the tile's rows; the other arguments whole.

@@ -208,7 +208,7 @@ XTRACE_DECL std::shared_ptr<const row_tiling> plan_row_tiles(const graph::graph&
         std::any_of(g.nodes.begin(), g.nodes.end(),
                     [](const graph::node& n) { return n.op == op_kind::matmul; }))
         least = std::max<std::size_t>(least, 64);
-    const auto tile_rows = static_cast<dim_t>(std::max(budget / per_row_bytes, least));
+    auto tile_rows = static_cast<dim_t>(std::max(budget / per_row_bytes, least));
     if (tile_rows >= rows)
         return nullptr;
     auto tiling = std::make_shared<row_tiling>();
@@ -229,6 +229,23 @@ XTRACE_DECL std::shared_ptr<const row_tiling> plan_row_tiles(const graph::graph&
         return std::make_shared<const plan>(build(g, s));
     };
     tiling->tile = plan_for(tile_rows);
+    // A tile that sweeps its rows keeps each step's rows in L1 itself: of what it carries, only
+    // its temporaries need the budget's cache. Longer tiles then cost less to set up (each sets
+    // up every step's state), as long as the call still splits into swept_row_tiles of them.
+    if (tiling->tile->row_sweep) {
+        const std::size_t temp_per_row = std::max<std::size_t>(
+            tiling->tile->temp_bytes / static_cast<std::size_t>(tile_rows), 1);
+        const dim_t longer = std::min(static_cast<dim_t>(budget / temp_per_row),
+                                      (rows + swept_row_tiles - 1) / swept_row_tiles);
+        if (longer > tile_rows) {
+            auto swept = plan_for(longer);
+            if (swept->row_sweep) {
+                tile_rows = longer;
+                tiling->rows = tile_rows;
+                tiling->tile = std::move(swept);
+            }
+        }
+    }
     if (rows % tile_rows)
         tiling->rest = plan_for(rows % tile_rows);
     tiling->indexed = std::move(indexed);
