@@ -6,7 +6,8 @@
 // plans' structure costs by itself: the hand loop over tiles of 31 rows (`hand_xsimd_tiled`,
 // layer norm on 1024 x 1024) and over groups of as many rows as a row sweep takes
 // (`hand_xsimd_swept`, layer norm and softmax on 4096 x 256), each pass over a group before the
-// next.
+// next. `--alternate=R` times the hand loop and xtrace in alternating rounds instead (see
+// alternate), for a ratio that a busy machine moves less.
 
 #include "ratio_reporter.hpp"
 
@@ -15,10 +16,14 @@
 #include <xtrace/ext/xsimd.hpp>
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
+#include <cstring>
 #include <functional>
 #include <memory>
+#include <utility>
 #include <vector>
 
 namespace {
@@ -291,30 +296,35 @@ struct inputs {
     }
 };
 
+// The workload's hand loop, once.
+void run_hand(workload w, inputs& in) {
+    float* out = in.out.data();
+    switch (w) {
+    case ops42:
+        hand_chain<8>(in.x.data(), in.y.data(), out, n);
+        break;
+    case ops105:
+        hand_chain<21>(in.x.data(), in.y.data(), out, n);
+        break;
+    case row_sum:
+        hand_row_sum(in.x.data(), in.y.data(), out);
+        break;
+    case layer_norm:
+    case layer_norm_short:
+    case layer_norm_small:
+        hand_layer_norm(in.x.data(), in.gamma.data(), in.beta.data(), out, dims_of(w));
+        break;
+    default:
+        hand_softmax(in.x.data(), out, dims_of(w));
+    }
+}
+
 void hand_xsimd(benchmark::State& state) {
     const auto w = static_cast<workload>(state.range(0));
     inputs& in = inputs::of(w);
-    xt::xarray<float>& out = in.out;
     for (auto _ : state) {
-        switch (w) {
-        case ops42:
-            hand_chain<8>(in.x.data(), in.y.data(), out.data(), n);
-            break;
-        case ops105:
-            hand_chain<21>(in.x.data(), in.y.data(), out.data(), n);
-            break;
-        case row_sum:
-            hand_row_sum(in.x.data(), in.y.data(), out.data());
-            break;
-        case layer_norm:
-        case layer_norm_short:
-        case layer_norm_small:
-            hand_layer_norm(in.x.data(), in.gamma.data(), in.beta.data(), out.data(), dims_of(w));
-            break;
-        default:
-            hand_softmax(in.x.data(), out.data(), dims_of(w));
-        }
-        benchmark::DoNotOptimize(out.data());
+        run_hand(w, in);
+        benchmark::DoNotOptimize(in.out.data());
         benchmark::ClobberMemory();
     }
 }
@@ -380,9 +390,53 @@ void register_workload() {
     benchmark::RegisterBenchmark("xtrace_op_by_op", traced<W, false>)->Arg(W);
 }
 
+// `--alternate=R`: R rounds per workload, each timing 10 hand calls and then 10 traced calls on
+// the same inputs, one ratio per round. Load from the machine's neighbours, which moves a whole
+// repetition of Google benchmark's runs, moves both halves of a round alike and cancels in its
+// ratio. Prints the median ratio, its quartiles and the hand loop's median time per call.
+template <workload W>
+void alternate(int rounds) {
+    inputs& in = inputs::of(W);
+    auto f = xtrace::function(traced_lambda<W>(), xtrace::options{.max_threads = 1});
+    f.call_into(in.out, in.x, in.y, in.gamma, in.beta); // trace outside the timed rounds
+    using clock = std::chrono::steady_clock;
+    auto ten = [](auto&& call) {
+        const auto start = clock::now();
+        for (int i = 0; i < 10; ++i) {
+            call();
+            benchmark::DoNotOptimize(i);
+            benchmark::ClobberMemory();
+        }
+        return std::chrono::duration<double>(clock::now() - start).count() / 10;
+    };
+    std::vector<double> ratios, hands;
+    for (int r = 0; r < rounds; ++r) {
+        const double hand = ten([&] { run_hand(W, in); });
+        const double traced = ten([&] { f.call_into(in.out, in.x, in.y, in.gamma, in.beta); });
+        ratios.push_back(traced / hand);
+        hands.push_back(hand);
+    }
+    std::sort(ratios.begin(), ratios.end());
+    std::sort(hands.begin(), hands.end());
+    const auto at = [&](double q) { return ratios[static_cast<std::size_t>(q * (rounds - 1))]; };
+    std::printf("%-45s hand %8.1f us   xtrace %.3fx (quartiles %.3f-%.3f)\n", names[W],
+                hands[hands.size() / 2] * 1e6, at(0.5), at(0.25), at(0.75));
+}
+
 } // namespace
 
 int main(int argc, char** argv) {
+    for (int i = 1; i < argc; ++i)
+        if (std::strncmp(argv[i], "--alternate=", 12) == 0) {
+            const int rounds = std::max(1, std::atoi(argv[i] + 12));
+            std::printf("1 thread, %d rounds of 10 hand calls then 10 xtrace calls: medians\n",
+                        rounds);
+            [&]<std::size_t... W>(std::index_sequence<W...>) {
+                (alternate<static_cast<workload>(W)>(rounds), ...);
+            }
+            (std::make_index_sequence<count>{});
+            return 0;
+        }
     benchmark::Initialize(&argc, argv);
     register_workload<ops42>();
     register_workload<ops105>();
