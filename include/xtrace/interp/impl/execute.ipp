@@ -364,9 +364,8 @@ private:
     }
 
     // Sets up a swept region's piece for calls a group of rows at a time, without the block
-    // program, when the region is one piece (and what it folds into). Called for each group,
-    // the block program costs more than a group's rows of a small step (a row's variance,
-    // rsqrt(v + eps)).
+    // program, when the region is one piece (and what it folds into): for a small step (a
+    // row's rsqrt(v + eps)), the block program's set-up costs more than a group's rows.
     void direct_piece(sweep_step& s, plan::scratch_scope& scratch) const {
         const plan::region& r = *s.st.r;
         if (r.program.size() != 1 || r.program[0].leaves == 0)
