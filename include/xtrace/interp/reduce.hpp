@@ -84,6 +84,20 @@ struct nan_free : R {
     }
 };
 
+// v, held in a register: an op that reads it cannot read it from memory again, as the compiler
+// otherwise has each op that reads a loaded batch do (two loads where one does, each of an
+// unaligned batch spanning two cache lines).
+template <class V>
+XTRACE_INLINE V in_register(V v) {
+#if defined(__GNUC__) && (defined(__x86_64__) || defined(__i386__))
+    if constexpr (std::is_floating_point_v<V>)
+        asm("" : "+v"(v));
+    else if constexpr (requires { v.data; })
+        asm("" : "+v"(v.data));
+#endif
+    return v;
+}
+
 // U batches side by side, read from p on.
 template <class B, std::size_t U, class T>
 XTRACE_INLINE std::array<B, U> load_batches(const T* p) {
@@ -194,9 +208,9 @@ XTRACE_INLINE T reduce_elements(std::size_t n, const Four& four, const Batch& ba
                 for (; i + 4 * w <= n; i += 4 * w) {
                     const std::array<B, 4> v = four(i);
                     for (std::size_t u = 0; u < 4; ++u) {
-                        a[u] =
-                            R::k == op_kind::max ? xsimd::max(a[u], v[u]) : xsimd::min(a[u], v[u]);
-                        probe[u] += v[u];
+                        const B x = in_register(v[u]); // loaded once for both ops
+                        a[u] = R::k == op_kind::max ? xsimd::max(a[u], x) : xsimd::min(a[u], x);
+                        probe[u] += x;
                     }
                 }
                 if (xsimd::any(xsimd::isnan((probe[0] + probe[1]) + (probe[2] + probe[3])))) {

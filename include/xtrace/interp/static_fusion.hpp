@@ -330,14 +330,13 @@ namespace detail {
 template <class V>
 XTRACE_INLINE V rounded(V v) {
 #if defined(__GNUC__) && (defined(__x86_64__) || defined(__i386__))
-    if constexpr (std::is_floating_point_v<V>)
-        asm("" : "+v"(v));
-    else if constexpr (requires { v.data; })
-        asm("" : "+v"(v.data));
-#elif defined(__GNUC__)
+    return interp::detail::in_register(v);
+#else
+#if defined(__GNUC__)
     asm("" : "+m"(v));
 #endif
     return v;
+#endif
 }
 
 // The table a kernel of E reads: its leaf pointers, the mask of leaves that are one value, and
