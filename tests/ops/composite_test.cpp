@@ -62,3 +62,28 @@ TEST_CASE("rows of -inf stay defined") {
         CHECK(std::get<0>(r)(1, 1) == 0.f);
     }
 }
+
+// A row holding +inf: its finite entries are 0 whatever their size (the limit as that entry
+// grows), its infinite ones NaN (inf / inf), its logsumexp +inf. A row of NaN stays NaN. Once a
+// finite entry above log(max) overflowed its exponential and became NaN too.
+TEMPLATE_TEST_CASE("rows holding +inf or NaN", "", float, double) {
+    using T = TestType;
+    auto f = xtrace::function(
+        [](auto x) { return std::make_pair(xtrace::softmax(x), xtrace::logsumexp(x)); }, quiet());
+    const T inf = std::numeric_limits<T>::infinity(), nan = std::numeric_limits<T>::quiet_NaN();
+    const T big = std::log(std::numeric_limits<T>::max()) + T(1); // exp(big) overflows
+    const xt::xarray<T> a = {{inf, big, T(1), -inf}, {T(2), nan, T(0), T(1)}};
+    auto [traced, eager] = both_paths(f, a);
+    for (const auto& r : {traced, eager}) {
+        const xt::xarray<T>& sm = std::get<0>(r);
+        const xt::xarray<T>& lse = std::get<1>(r);
+        CHECK(std::isnan(sm(0, 0)));
+        CHECK(sm(0, 1) == T(0));
+        CHECK(sm(0, 2) == T(0));
+        CHECK(sm(0, 3) == T(0));
+        CHECK(lse(0) == inf);
+        for (std::size_t j = 0; j < 4; ++j)
+            CHECK(std::isnan(sm(1, j)));
+        CHECK(std::isnan(lse(1)));
+    }
+}

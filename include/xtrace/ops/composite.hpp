@@ -15,8 +15,11 @@
 namespace xtrace {
 
 namespace detail {
-// max over `axis` kept as size 1, with infinite maxima replaced by 0 so that x - m stays
-// defined for rows of -inf (their result is then -inf or 0, as TensorFlow's).
+// max over `axis` kept as size 1, clamped to the finite range so that x - m stays defined for
+// rows of -inf (their result is then -inf or 0, as TensorFlow's) and for rows holding +inf
+// (softmax's infinite entries are then NaN, its finite ones 0). Two ops of the input's dtype,
+// which a row sweep runs as one compiled piece (a test for infinity would take a bool and a
+// select, run op by op).
 // `op` names the caller in the axis error (the max inside is an implementation detail).
 template <tensor_like X>
 auto stable_shift(const X& x, std::int64_t axis, std::string_view op) {
@@ -32,7 +35,7 @@ auto stable_shift(const X& x, std::int64_t axis, std::string_view op) {
         throw shape_error("xtrace::" + std::string(op) + ": axis " + std::to_string(axis) +
                           " is out of range for shape " + shape_string(x.shape()));
     auto m = max(x, {axis}, keep_dims);
-    return where(abs(m) == std::numeric_limits<T>::infinity(), T(0), m);
+    return minimum(maximum(m, std::numeric_limits<T>::lowest()), std::numeric_limits<T>::max());
 }
 } // namespace detail
 
